@@ -1,0 +1,71 @@
+// Google Benchmark micro-benchmarks of the image kernels on real photo sizes.
+#include <benchmark/benchmark.h>
+
+#include "vinfer/decode.hpp"
+#include "vinfer/preprocess.hpp"
+#include "vinfer/resize.hpp"
+
+namespace {
+
+const vinfer::ImageU8& photo(vinfer::PixelFormat f) {
+  static vinfer::ImageU8 rgb, gray;
+  vinfer::ImageU8& img = f == vinfer::PixelFormat::Gray ? gray : rgb;
+  if (img.empty()) {
+    vinfer::DecodeOptions o;
+    o.format = f;
+    vinfer::decode_file(VINFER_BENCH_DATA "/images/retina.jpg", o, img);
+  }
+  return img;
+}
+
+void BM_Resize(benchmark::State& st, vinfer::Compat c, vinfer::Filter f, vinfer::PixelFormat fmt, bool f32) {
+  vinfer::ResizeSpec s;
+  s.compat = c;
+  s.filter = f;
+  vinfer::Resizer r(s);
+  const auto& img = photo(fmt);
+  vinfer::ImageU8 o8;
+  vinfer::ImageF32 o32;
+  for (auto _ : st) {
+    if (f32) r.run(img.view(), img.width() / 3, img.height() / 3, o32);
+    else r.run(img.view(), img.width() / 3, img.height() / 3, o8);
+  }
+}
+
+using C = vinfer::Compat;
+using F = vinfer::Filter;
+using P = vinfer::PixelFormat;
+BENCHMARK_CAPTURE(BM_Resize, torch_nearest_gray_f32, C::Torch, F::Nearest, P::Gray, true);
+BENCHMARK_CAPTURE(BM_Resize, opencv_nearest_gray, C::OpenCv, F::Nearest, P::Gray, false);
+BENCHMARK_CAPTURE(BM_Resize, pil_bilinear_gray, C::Pil, F::Bilinear, P::Gray, false);
+BENCHMARK_CAPTURE(BM_Resize, pil_bilinear_rgb, C::Pil, F::Bilinear, P::RGB, false);
+BENCHMARK_CAPTURE(BM_Resize, opencv_linear_gray, C::OpenCv, F::Bilinear, P::Gray, false);
+BENCHMARK_CAPTURE(BM_Resize, opencv_area_gray, C::OpenCv, F::Area, P::Gray, false);
+BENCHMARK_CAPTURE(BM_Resize, tf_bilinear_gray_f32, C::Tf, F::Bilinear, P::Gray, true);
+
+void BM_Decode(benchmark::State& st, vinfer::PixelFormat fmt, int target, bool luma) {
+  vinfer::DecodeOptions o;
+  o.format = fmt;
+  o.luma_only = luma;
+  o.target_width = o.target_height = target;
+  vinfer::ImageU8 img;
+  for (auto _ : st) vinfer::decode_file(VINFER_BENCH_DATA "/images/retina.jpg", o, img);
+}
+BENCHMARK_CAPTURE(BM_Decode, rgb_full, P::RGB, 0, false);
+BENCHMARK_CAPTURE(BM_Decode, gray_pil, P::Gray, 0, false);
+BENCHMARK_CAPTURE(BM_Decode, gray_luma, P::Gray, 0, true);
+BENCHMARK_CAPTURE(BM_Decode, rgb_draft_224, P::RGB, 224, false);
+
+void BM_Preset(benchmark::State& st, const char* name, bool fast) {
+  vinfer::Preset p = vinfer::preset(name);
+  p.fast_decode = fast;
+  vinfer::Preprocessor pre(p);
+  std::vector<float> t(pre.tensor_size());
+  for (auto _ : st) pre.run_file(VINFER_BENCH_DATA "/images/retina.jpg", t.data());
+}
+BENCHMARK_CAPTURE(BM_Preset, torchvision_exact, "torchvision", false);
+BENCHMARK_CAPTURE(BM_Preset, torchvision_fast, "torchvision", true);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,69 @@
+// vinfer/decode.hpp: JPEG and PNG decoding to 8-bit interleaved pixels.
+//
+// The default output is what Pillow gives for `Image.open(p).convert(mode)`:
+// the same pixels, bit for bit, for baseline/progressive JPEG (any chroma
+// subsampling, grayscale, CMYK/YCCK) and PNG (1-16 bit, palette, gray, alpha).
+// Faster, inexact options are off unless asked for.
+//
+//   vinfer::DecodeOptions opt;            // RGB, exact
+//   vinfer::ImageU8 img;
+//   vinfer::decode_file("photo.jpg", opt, img);
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vinfer/color.hpp"
+#include "vinfer/image.hpp"
+
+namespace vinfer {
+
+enum class PixelFormat { Gray = 1, RGB = 3, RGBA = 4 };
+
+enum class ImageCodec { Jpeg, Png };
+
+struct DecodeOptions {
+  PixelFormat format = PixelFormat::RGB;
+  // How colour becomes gray when format is Gray (ignored otherwise).
+  GrayRule gray_rule = GrayRule::Pil;
+  // Fast: for a colour JPEG and format Gray, take the luma plane (Y) and skip
+  // chroma entirely. Close to, not identical with, any GrayRule.
+  bool luma_only = false;
+  // Fast: when > 0, let the JPEG decoder downscale by 1/2, 1/4 or 1/8 in the
+  // DCT domain, choosing the largest factor s with s <= min(W / target_width,
+  // H / target_height): Pillow's `Image.draft()` rule. Output is then
+  // ceil(W / s) x ceil(H / s). PNG ignores this.
+  int target_width = 0;
+  int target_height = 0;
+  // Apply the EXIF Orientation tag (Pillow and torchvision do not by default).
+  bool apply_exif_orientation = false;
+  // Refuse images with more pixels than this before decoding them (Pillow's
+  // MAX_IMAGE_PIXELS default: a decompression-bomb guard).
+  std::uint64_t max_pixels = 89'478'485;
+};
+
+struct ImageInfo {
+  ImageCodec codec = ImageCodec::Jpeg;
+  int width = 0;
+  int height = 0;
+  int channels = 0;    // channels stored in the file (1, 2, 3 or 4)
+  int bit_depth = 8;
+  int orientation = 1;  // EXIF orientation, 1 when absent
+};
+
+// Decodes an encoded image held in memory. `name` is used in error messages.
+// Throws vinfer::Error (BadInput, Unsupported, LimitExceeded).
+void decode_memory(const std::uint8_t* data, std::size_t size, const DecodeOptions& options,
+                   ImageU8& out, const std::string& name = "<memory>", ImageInfo* info = nullptr);
+
+// Reads and decodes a file; the file's bytes are read into `scratch` (reused across calls).
+void decode_file(const std::string& path, const DecodeOptions& options, ImageU8& out,
+                 ImageInfo* info = nullptr);
+
+// Header only: size, channels, orientation. Throws like decode_memory.
+ImageInfo probe_memory(const std::uint8_t* data, std::size_t size, const std::string& name = "<memory>");
+
+// The DCT scale denominator (1, 2, 4 or 8) that DecodeOptions::target_* selects.
+int jpeg_draft_denominator(int width, int height, int target_width, int target_height);
+
+}  // namespace vinfer

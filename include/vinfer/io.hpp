@@ -1,0 +1,24 @@
+// vinfer/io.hpp: writing results. Every writer is atomic: it writes to a
+// temporary file beside the target and renames it into place, so a failure
+// never leaves a half-written file.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "vinfer/image.hpp"
+
+namespace vinfer {
+
+// 8-bit PNG (gray, RGB or RGBA by channel count).
+void write_png(const std::string& path, const ImageView<std::uint8_t>& image);
+
+// NumPy .npy (format 1.0, little-endian, C order) for float32 or uint8 data.
+void write_npy(const std::string& path, const float* data, const std::vector<std::size_t>& shape);
+void write_npy(const std::string& path, const std::uint8_t* data, const std::vector<std::size_t>& shape);
+
+// Reads a .npy written by numpy (float32 '<f4' or uint8 '|u1', C order) into
+// `data` as float32; returns the shape. For tests and tools.
+std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& data);
+
+}  // namespace vinfer

@@ -1,0 +1,27 @@
+// vinfer/stats.hpp: latency statistics and a description of the machine,
+// shared by every benchmark vinfer prints.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace vinfer {
+
+struct LatencySummary {
+  std::size_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, min = 0, max = 0;
+};
+
+// Percentiles by linear interpolation between order statistics (numpy's default).
+LatencySummary summarize(std::vector<double> samples);
+
+struct MachineInfo {
+  std::string cpu;      // model name from /proc/cpuinfo
+  int logical_cores = 0;
+  std::string simd;     // the Highway target chosen at runtime (e.g. AVX2)
+  std::string os;
+};
+MachineInfo machine_info();
+
+std::string version();
+
+}  // namespace vinfer

@@ -1,0 +1,152 @@
+// PNG through libspng, converted the way Pillow opens and converts each PNG
+// type (including its quirks: 16-bit gray clips to 255, 16-bit colour keeps
+// the high byte, 2/4-bit gray is scaled, 1-bit gray becomes 0/255).
+#include <spng.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "image/decode_internal.hpp"
+#include "vinfer/color.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+struct Ctx {
+  spng_ctx* p = spng_ctx_new(0);
+  ~Ctx() { spng_ctx_free(p); }
+};
+
+[[noreturn]] void fail(const std::string& name, int rc) {
+  const ErrorKind kind = rc == SPNG_EOF || rc == SPNG_EBUF_SET ? ErrorKind::BadInput : ErrorKind::BadInput;
+  std::string why = spng_strerror(rc);
+  if (rc == SPNG_EOF) why = "truncated PNG data (premature end of file)";
+  throw Error(kind, name + ": corrupt PNG: " + why);
+}
+
+}  // namespace
+
+void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
+                const std::string& name, ImageInfo& info, bool header_only) {
+  Ctx ctx;
+  if (!ctx.p) throw std::bad_alloc();
+  spng_set_crc_action(ctx.p, SPNG_CRC_ERROR, SPNG_CRC_DISCARD);
+  spng_set_chunk_limits(ctx.p, 64u << 20, 64u << 20);
+  spng_set_image_limits(ctx.p, 0x7fffffff, 0x7fffffff);
+  int rc = spng_set_png_buffer(ctx.p, data, size);
+  if (rc) fail(name, rc);
+  spng_ihdr ihdr{};
+  if ((rc = spng_get_ihdr(ctx.p, &ihdr))) fail(name, rc);
+  info.codec = ImageCodec::Png;
+  info.width = static_cast<int>(ihdr.width);
+  info.height = static_cast<int>(ihdr.height);
+  info.bit_depth = ihdr.bit_depth;
+  const int ct = ihdr.color_type;
+  info.channels = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
+                  : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : ct == SPNG_COLOR_TYPE_INDEXED ? 3 : 1;
+  spng_exif exif{};
+  info.orientation = spng_get_exif(ctx.p, &exif) == 0
+                         ? exif_orientation(reinterpret_cast<const std::uint8_t*>(exif.data), exif.length)
+                         : 1;
+  if (header_only) return;
+  check_pixel_limit(ihdr.width, ihdr.height, opt, name);
+
+  std::size_t len = 0;
+  if ((rc = spng_decoded_image_size(ctx.p, SPNG_FMT_PNG, &len))) fail(name, rc);
+  thread_local std::vector<std::uint8_t> raw;
+  raw.resize(len);
+  if ((rc = spng_decode_image(ctx.p, raw.data(), len, SPNG_FMT_PNG, 0))) fail(name, rc);
+
+  spng_plte plte{};
+  const bool has_plte = spng_get_plte(ctx.p, &plte) == 0;
+  spng_trns trns{};
+  const bool has_trns = spng_get_trns(ctx.p, &trns) == 0;
+  if (ct == SPNG_COLOR_TYPE_INDEXED && !has_plte) throw Error(ErrorKind::BadInput, name + ": corrupt PNG: palette image without PLTE");
+
+  const int W = info.width, H = info.height, depth = ihdr.bit_depth;
+  const int src_c = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
+                    : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : 1;
+  const std::size_t row_bytes = len / static_cast<std::size_t>(H);
+  // Step 1: Pillow's 8-bit mode of the file, as RGBA or gray+alpha samples per pixel.
+  thread_local std::vector<std::uint8_t> px;  // 4 bytes per pixel: R G B A (gray: v v v a)
+  px.resize(static_cast<std::size_t>(W) * 4);
+  const int C = static_cast<int>(opt.format);
+  out.reshape(W, H, C);
+  const bool gray_src = ct == SPNG_COLOR_TYPE_GRAYSCALE || ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA;
+  for (int y = 0; y < H; ++y) {
+    const std::uint8_t* r = raw.data() + static_cast<std::size_t>(y) * row_bytes;
+    for (int x = 0; x < W; ++x) {
+      std::uint8_t* p = &px[static_cast<std::size_t>(x) * 4];
+      if (depth < 8) {  // gray or palette, packed MSB first
+        const int per = 8 / depth, shift = 8 - depth * (x % per + 1);
+        const unsigned v = (r[x / per] >> shift) & ((1u << depth) - 1);
+        if (ct == SPNG_COLOR_TYPE_INDEXED) {
+          const bool ok = v < plte.n_entries;
+          p[0] = ok ? plte.entries[v].red : 0;
+          p[1] = ok ? plte.entries[v].green : 0;
+          p[2] = ok ? plte.entries[v].blue : 0;
+          p[3] = has_trns && v < trns.n_type3_entries ? trns.type3_alpha[v] : 255;
+        } else {
+          const unsigned g = depth == 1 ? v * 255 : depth == 2 ? v * 85 : v * 17;
+          p[0] = p[1] = p[2] = static_cast<std::uint8_t>(g);
+          p[3] = has_trns && v == trns.gray ? 0 : 255;
+        }
+        continue;
+      }
+      if (ct == SPNG_COLOR_TYPE_INDEXED) {
+        const unsigned v = r[x];
+        const bool ok = v < plte.n_entries;
+        p[0] = ok ? plte.entries[v].red : 0;
+        p[1] = ok ? plte.entries[v].green : 0;
+        p[2] = ok ? plte.entries[v].blue : 0;
+        p[3] = has_trns && v < trns.n_type3_entries ? trns.type3_alpha[v] : 255;
+        continue;
+      }
+      if (depth == 8) {
+        const std::uint8_t* s = r + static_cast<std::size_t>(x) * src_c;
+        if (gray_src) {
+          p[0] = p[1] = p[2] = s[0];
+          p[3] = src_c == 2 ? s[1] : (has_trns && s[0] == trns.gray ? 0 : 255);
+        } else {
+          p[0] = s[0], p[1] = s[1], p[2] = s[2];
+          p[3] = src_c == 4 ? s[3]
+                            : (has_trns && s[0] == trns.red && s[1] == trns.green && s[2] == trns.blue ? 0 : 255);
+        }
+        continue;
+      }
+      // 16-bit, host endian.
+      const std::uint16_t* s = reinterpret_cast<const std::uint16_t*>(r) + static_cast<std::size_t>(x) * src_c;
+      if (ct == SPNG_COLOR_TYPE_GRAYSCALE) {  // Pillow "I;16": conversion to 8 bits clips
+        const std::uint8_t g = s[0] > 255 ? 255 : static_cast<std::uint8_t>(s[0]);
+        p[0] = p[1] = p[2] = g;
+        p[3] = 255;
+      } else if (gray_src) {  // "LA;16B": high bytes
+        p[0] = p[1] = p[2] = static_cast<std::uint8_t>(s[0] >> 8);
+        p[3] = static_cast<std::uint8_t>(s[1] >> 8);
+      } else {
+        p[0] = static_cast<std::uint8_t>(s[0] >> 8);
+        p[1] = static_cast<std::uint8_t>(s[1] >> 8);
+        p[2] = static_cast<std::uint8_t>(s[2] >> 8);
+        p[3] = src_c == 4 ? static_cast<std::uint8_t>(s[3] >> 8) : 255;
+      }
+    }
+    std::uint8_t* d = out.row(y);
+    if (C == 4) {
+      std::memcpy(d, px.data(), static_cast<std::size_t>(W) * 4);
+    } else if (C == 3) {
+      for (int x = 0; x < W; ++x) std::memcpy(d + 3 * x, &px[4 * x], 3);
+    } else if (gray_src) {
+      for (int x = 0; x < W; ++x) d[x] = px[4 * x];
+    } else {
+      ImageView<std::uint8_t> v{px.data(), W, 1, 4, static_cast<std::ptrdiff_t>(W) * 4};
+      thread_local ImageU8 g;
+      rgb_to_gray(v, opt.gray_rule, g);
+      std::memcpy(d, g.data(), static_cast<std::size_t>(W));
+    }
+  }
+}
+
+}  // namespace vinfer::detail

@@ -1,0 +1,296 @@
+// Fast resize: the same plans as resize_ref.cpp, applied row by row with
+// SIMD kernels, reusable scratch and rows split across threads.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "image/pixel_ops.hpp"
+#include "image/resize_kernels.hpp"
+#include "image/resize_plan.hpp"
+#include "util/thread_pool.hpp"
+#include "vinfer/error.hpp"
+#include "vinfer/resize.hpp"
+
+namespace vinfer {
+
+using detail::Arith;
+using detail::ResizePlan;
+
+namespace {
+
+constexpr std::size_t kMinPixelsPerThread = 64 * 1024;
+
+int effective_threads(const ResizeSpec& s, std::size_t work) {
+  const int t = s.threads <= 0 ? detail::hardware_threads() : s.threads;
+  return static_cast<int>(std::clamp<std::size_t>(work / kMinPixelsPerThread, 1, t));
+}
+
+struct PlanKey {
+  int iw = 0, ih = 0, ow = 0, oh = 0, c = 0;
+  bool u8 = false;
+  bool operator==(const PlanKey&) const = default;
+};
+
+}  // namespace
+
+struct Resizer::Impl {
+  ResizeSpec spec;
+  PlanKey key;
+  bool has_plan = false;
+  ResizePlan plan;
+  std::vector<std::uint8_t> tmp_u8, pre_u8;
+  std::vector<float> tmp_f32, result_f32;
+  std::vector<int> tmp_i32;
+
+  const ResizePlan& plan_for(int iw, int ih, int ow, int oh, int c, bool u8) {
+    const PlanKey k{iw, ih, ow, oh, c, u8};
+    if (!has_plan || !(k == key)) {
+      plan = detail::make_resize_plan(spec, iw, ih, ow, oh, c, u8);
+      key = k;
+      has_plan = true;
+    }
+    return plan;
+  }
+
+  // Source rows [lo, hi) that the vertical pass reads.
+  static std::pair<int, int> rows_needed(const ResizePlan& p, int ih) {
+    if (p.skip_y) return {0, ih};
+    const int lo = p.y.start.front();
+    const int hi = p.y.start.back() + p.y.max_taps;
+    return {std::min(lo, ih), std::min(hi, ih)};
+  }
+
+  template <typename T, typename O>
+  void nearest(const ImageView<T>& in, O& out, int threads) {
+    const ResizePlan& p = plan;
+    const int ow = out.width(), C = in.channels;
+    detail::parallel_for(out.height(), threads, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        if (y > y0 && p.nearest_y[y] == p.nearest_y[y - 1]) {
+          std::memcpy(out.row(y), out.row(y - 1), sizeof(T) * ow * C);
+        } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+          detail::nearest_row_u8(in.row(p.nearest_y[y]), out.row(y), ow, C, p.nearest_x.data());
+        } else {
+          detail::nearest_row_f32(in.row(p.nearest_y[y]), out.row(y), ow, C, p.nearest_x.data());
+        }
+      }
+    });
+  }
+
+  void pil_fixed(const ImageView<std::uint8_t>& src, ImageU8& out, int threads) {
+    const ResizePlan& p = plan;
+    const int C = src.channels, W = src.width, H = src.height, ow = out.width(), oh = out.height();
+    ImageView<std::uint8_t> in = src;
+    if (p.pil_premultiply) {
+      pre_u8.resize(static_cast<std::size_t>(W) * H * 4);
+      detail::parallel_for(H, threads, [&](int y0, int y1) {
+        for (int y = y0; y < y1; ++y) detail::pil_premultiply_row(src.row(y), pre_u8.data() + static_cast<std::size_t>(y) * W * 4, W);
+      });
+      in = {pre_u8.data(), W, H, 4, static_cast<std::ptrdiff_t>(W) * 4};
+    }
+    if (p.pil_vertical_first) {  // Pillow's order when the height shrinks much more than the width
+      const std::size_t irow = static_cast<std::size_t>(W) * C;
+      tmp_u8.resize(static_cast<std::size_t>(oh) * irow);
+      detail::parallel_for(oh, threads, [&](int y0, int y1) {
+        thread_local std::vector<const std::uint8_t*> rows;
+        const int m = p.y.max_taps;
+        rows.resize(m);
+        for (int y = y0; y < y1; ++y) {
+          for (int k = 0; k < m; ++k) rows[k] = in.row(p.y.start[y] + k);
+          std::uint8_t* t = tmp_u8.data() + y * irow;
+          detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * m], m, t, irow);
+          detail::pil_horizontal_u8(t, out.row(y), ow, C, p.x.start.data(), p.x.fixed.data(), p.x.max_taps);
+          if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
+        }
+      });
+      return;
+    }
+    const auto [lo, hi] = rows_needed(p, H);
+    const int tw = p.skip_x ? W : ow;
+    const std::size_t trow = static_cast<std::size_t>(tw) * C;
+    const std::uint8_t* tbase;
+    std::ptrdiff_t tstride;
+    if (p.skip_x) {
+      tbase = in.data;
+      tstride = in.stride;
+    } else {
+      tmp_u8.resize(static_cast<std::size_t>(hi - lo) * trow);
+      detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
+        for (int r = r0; r < r1; ++r)
+          detail::pil_horizontal_u8(in.row(lo + r), tmp_u8.data() + r * trow, ow, C, p.x.start.data(),
+                                    p.x.fixed.data(), p.x.max_taps);
+      });
+      tbase = tmp_u8.data() - static_cast<std::ptrdiff_t>(lo) * trow;
+      tstride = static_cast<std::ptrdiff_t>(trow);
+    }
+    detail::parallel_for(oh, threads, [&](int y0, int y1) {
+      thread_local std::vector<const std::uint8_t*> rows;
+      rows.resize(std::max(p.y.max_taps, 1));
+      for (int y = y0; y < y1; ++y) {
+        if (p.skip_y) {
+          std::memcpy(out.row(y), tbase + y * tstride, trow);
+        } else {
+          const int m = p.y.max_taps;
+          for (int k = 0; k < m; ++k) rows[k] = tbase + (p.y.start[y] + k) * tstride;
+          detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * m], m, out.row(y), trow);
+        }
+        if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
+      }
+    });
+  }
+
+  // Float separable path: horizontal pass into float rows, then vertical.
+  template <typename T>
+  void float_conv(const ImageView<T>& in, float* out, int ow, int oh, int threads) {
+    const ResizePlan& p = plan;
+    const int C = in.channels;
+    const auto [lo, hi] = rows_needed(p, in.height);
+    const std::size_t trow = static_cast<std::size_t>(ow) * C;
+    tmp_f32.resize(static_cast<std::size_t>(hi - lo) * trow);
+    detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
+      for (int r = r0; r < r1; ++r)
+        detail::float_horizontal(in.row(lo + r), tmp_f32.data() + r * trow, ow, C, p.x.start.data(),
+                                 p.x.fweight.data(), p.x.max_taps);
+    });
+    detail::parallel_for(oh, threads, [&](int y0, int y1) {
+      thread_local std::vector<const float*> rows;
+      rows.resize(std::max(p.y.max_taps, 1));
+      const int m = p.y.max_taps;
+      for (int y = y0; y < y1; ++y) {
+        for (int k = 0; k < m; ++k) rows[k] = tmp_f32.data() + (p.y.start[y] + k - lo) * trow;
+        detail::float_vertical_f32(rows.data(), &p.y.fweight[static_cast<std::size_t>(y) * m], m, out + y * trow, trow);
+      }
+    });
+  }
+
+  // OpenCV's integer paths: horizontal into int rows, vertical with OpenCV's rounding.
+  void cv_fixed(const ImageView<std::uint8_t>& in, ImageU8& out, int threads) {
+    const ResizePlan& p = plan;
+    const int C = in.channels, ow = out.width(), oh = out.height(), row = ow * C;
+    const auto [lo, hi] = rows_needed(p, in.height);
+    tmp_i32.resize(static_cast<std::size_t>(hi - lo) * row);
+    detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
+      for (int r = r0; r < r1; ++r) {
+        const std::uint8_t* s = in.row(lo + r);
+        int* d = tmp_i32.data() + static_cast<std::size_t>(r) * row;
+        for (int x = 0; x < ow; ++x) {
+          const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * p.x.max_taps];
+          for (int c = 0; c < C; ++c) {
+            int acc = 0;
+            for (int k = 0; k < p.x.max_taps; ++k) acc += w[k] * s[(p.x.start[x] + k) * C + c];
+            d[x * C + c] = acc;
+          }
+        }
+      }
+    });
+    detail::parallel_for(oh, threads, [&](int y0, int y1) {
+      const int m = p.y.max_taps;
+      for (int y = y0; y < y1; ++y) {
+        const int* w = &p.y.fixed[static_cast<std::size_t>(y) * m];
+        const int* base = tmp_i32.data() + static_cast<std::size_t>(p.y.start[y] - lo) * row;
+        std::uint8_t* d = out.row(y);
+        if (p.arith == Arith::CvLinearFixed) {
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vlinear_simd(base[i], base[i + row], w[0], w[1]));
+        } else {
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(base + i, row, w));
+        }
+      }
+    });
+  }
+
+  void cv_area_fast(const ImageView<std::uint8_t>& in, ImageU8& out, int threads) {
+    const int C = in.channels, sx = plan.area_fast_x, sy = plan.area_fast_y, ow = out.width();
+    detail::parallel_for(out.height(), threads, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        std::uint8_t* d = out.row(y);
+        for (int x = 0; x < ow; ++x)
+          for (int c = 0; c < C; ++c) {
+            int sum = 0;
+            for (int j = 0; j < sy; ++j) {
+              const std::uint8_t* s = in.row(y * sy + j) + x * sx * C + c;
+              for (int i = 0; i < sx; ++i) sum += s[i * C];
+            }
+            d[x * C + c] = detail::cv_area_fast_value(sum, sx, sy);
+          }
+      }
+    });
+  }
+};
+
+namespace {
+template <typename T>
+void check_input(const ImageView<T>& in, int ow, int oh) {
+  if (in.data == nullptr || in.width <= 0 || in.height <= 0)
+    throw Error(ErrorKind::InvalidArgument, "resize: empty input image");
+  if (in.channels != 1 && in.channels != 3 && in.channels != 4)
+    throw Error(ErrorKind::Unsupported, "resize: " + std::to_string(in.channels) + " channels (1, 3 or 4 supported)");
+  if (ow <= 0 || oh <= 0)
+    throw Error(ErrorKind::InvalidArgument,
+                "resize: output size " + std::to_string(ow) + "x" + std::to_string(oh) + " must be positive");
+  if (static_cast<long long>(ow) * oh > (1LL << 31) / in.channels)
+    throw Error(ErrorKind::LimitExceeded, "resize: output size " + std::to_string(ow) + "x" + std::to_string(oh) + " is too large");
+}
+}  // namespace
+
+Resizer::Resizer(const ResizeSpec& spec) : impl_(std::make_unique<Impl>()) {
+  validate(spec);
+  impl_->spec = spec;
+}
+Resizer::~Resizer() = default;
+Resizer::Resizer(Resizer&&) noexcept = default;
+Resizer& Resizer::operator=(Resizer&&) noexcept = default;
+const ResizeSpec& Resizer::spec() const { return impl_->spec; }
+
+void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageU8& out) {
+  check_input(in, ow, oh);
+  Impl& m = *impl_;
+  const ResizePlan& p = m.plan_for(in.width, in.height, ow, oh, in.channels, true);
+  out.reshape(ow, oh, in.channels);
+  const int threads = effective_threads(m.spec, static_cast<std::size_t>(in.width) * in.height + out.size());
+  switch (p.arith) {
+    case Arith::Nearest: m.nearest(in, out, threads); break;
+    case Arith::PilFixed: m.pil_fixed(in, out, threads); break;
+    case Arith::CvLinearFixed:
+    case Arith::CvCubicFixed: m.cv_fixed(in, out, threads); break;
+    case Arith::CvAreaFast: m.cv_area_fast(in, out, threads); break;
+    case Arith::CvAreaFloat:
+    case Arith::Float: {
+      m.result_f32.resize(out.size());
+      m.float_conv(in, m.result_f32.data(), ow, oh, threads);
+      for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = detail::round_u8(m.result_f32[i]);
+      break;
+    }
+  }
+}
+
+void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& out) {
+  check_input(in, ow, oh);
+  Impl& m = *impl_;
+  const ResizePlan& p = m.plan_for(in.width, in.height, ow, oh, in.channels, false);
+  out.reshape(ow, oh, in.channels);
+  const int threads = effective_threads(m.spec, static_cast<std::size_t>(in.width) * in.height + out.size());
+  if (p.arith == Arith::Nearest) {
+    detail::parallel_for(oh, threads, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        const std::uint8_t* s = in.row(p.nearest_y[y]);
+        float* d = out.row(y);
+        for (int x = 0; x < ow; ++x)
+          for (int c = 0; c < in.channels; ++c) d[x * in.channels + c] = s[p.nearest_x[x] * in.channels + c];
+      }
+    });
+    return;
+  }
+  m.float_conv(in, out.data(), ow, oh, threads);
+}
+
+void Resizer::run(const ImageView<float>& in, int ow, int oh, ImageF32& out) {
+  check_input(in, ow, oh);
+  Impl& m = *impl_;
+  const ResizePlan& p = m.plan_for(in.width, in.height, ow, oh, in.channels, false);
+  out.reshape(ow, oh, in.channels);
+  const int threads = effective_threads(m.spec, static_cast<std::size_t>(in.width) * in.height + out.size());
+  if (p.arith == Arith::Nearest) return m.nearest(in, out, threads);
+  m.float_conv(in, out.data(), ow, oh, threads);
+}
+
+}  // namespace vinfer

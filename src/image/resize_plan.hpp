@@ -1,0 +1,58 @@
+// Internal: the coefficient tables that encode each framework's resize rule.
+//
+// A resize is separable: every output pixel along an axis reads a contiguous
+// window of source pixels [start, start + count) with per-tap weights. The
+// rule of each framework (coordinate mapping, kernel, support, normalisation,
+// edge handling) lives entirely in these tables; the kernels that apply them
+// only differ in arithmetic (float, Pillow's 22-bit fixed point, OpenCV's
+// 11-bit fixed point).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "vinfer/resize.hpp"
+
+namespace vinfer::detail {
+
+struct AxisTaps {
+  int in_size = 0;
+  int out_size = 0;
+  int max_taps = 0;              // window length, padded with zero weights
+  std::vector<int> start;        // out_size: first source index (start + max_taps <= in_size)
+  std::vector<int> count;        // out_size: taps that carry weight (<= max_taps)
+  std::vector<double> weight;    // out_size * max_taps
+  std::vector<std::int32_t> fixed;  // same layout, fixed-point weights when the arithmetic uses them
+  std::vector<float> fweight;    // same layout, float weights for the float kernels
+};
+
+// How the weights are applied. Each is bit-exact with one framework's kernel.
+enum class Arith {
+  Nearest,       // index tables only
+  Float,         // float32 separable convolution (PyTorch, TensorFlow, float input)
+  PilFixed,      // Pillow: 22-bit integer weights, u8 clipped between passes
+  CvLinearFixed, // OpenCV INTER_LINEAR/INTER_AREA-upscale on u8: 11-bit weights
+  CvCubicFixed,  // OpenCV INTER_CUBIC on u8: 11-bit weights
+  CvAreaFloat,   // OpenCV INTER_AREA downscale on u8: float weights, rounded at the end
+  CvAreaFast,    // OpenCV INTER_AREA integer factor on u8: integer sum times 1/area
+};
+
+struct ResizePlan {
+  Arith arith = Arith::Float;
+  AxisTaps x, y;                  // empty for Nearest
+  std::vector<int> nearest_x, nearest_y;  // source index per output (Nearest)
+  bool skip_x = false, skip_y = false;    // pass left out (Pillow skips a pass whose size is unchanged)
+  bool pil_vertical_first = false;  // Pillow's pass order (the u8 intermediate makes it matter)
+  bool pil_premultiply = false;   // Pillow resizes RGBA as premultiplied RGBa
+  int area_fast_x = 0, area_fast_y = 0;   // CvAreaFast factors
+};
+
+// Builds the plan for a geometry. u8_io selects the framework's integer path
+// where it has one (Pillow, OpenCV); otherwise the float path.
+ResizePlan make_resize_plan(const ResizeSpec& spec, int in_w, int in_h, int out_w, int out_h,
+                            int channels, bool u8_io);
+
+// Trims zero-weight taps at the window ends and pads each window to max_taps
+// (moving start left near the right edge so every window stays inside the image).
+void finalize_taps(AxisTaps& t);
+
+}  // namespace vinfer::detail

@@ -1,0 +1,53 @@
+#include "util/file_io.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+
+void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::uint64_t max_bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw Error(ErrorKind::Io, path + ": cannot open: " + std::strerror(errno));
+  struct Closer { std::FILE* f; ~Closer() { std::fclose(f); } } closer{f};
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(ErrorKind::Io, path + ": is a directory");
+  if (std::fseek(f, 0, SEEK_END) != 0) throw Error(ErrorKind::Io, path + ": cannot seek");
+  const long size = std::ftell(f);
+  if (size < 0) throw Error(ErrorKind::Io, path + ": cannot tell size");
+  if (static_cast<std::uint64_t>(size) > max_bytes) throw Error(ErrorKind::LimitExceeded, path + ": file too large");
+  std::rewind(f);
+  out.resize(static_cast<std::size_t>(size));
+  if (size > 0 && std::fread(out.data(), 1, out.size(), f) != out.size())
+    throw Error(ErrorKind::Io, path + ": read failed");
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(ErrorKind::Io, path + ": cannot create: " + std::strerror(errno));
+  try {
+    write(f);
+    if (std::fflush(f) != 0 || std::ferror(f)) throw Error(ErrorKind::Io, path + ": write failed: " + std::strerror(errno));
+  } catch (...) {
+    std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) {
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::Io, path + ": write failed: " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::Io, path + ": cannot rename into place: " + why);
+  }
+}
+
+}  // namespace vinfer::detail

@@ -1,0 +1,115 @@
+#include "util/thread_pool.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace vinfer::detail {
+namespace {
+
+class Pool {
+ public:
+  static Pool& instance() {
+    static Pool pool;
+    return pool;
+  }
+
+  void run(int n, int chunks, const std::function<void(int, int)>& fn) {
+    std::unique_lock run_lock(run_mutex_);  // one parallel region at a time
+    ensure_workers(chunks - 1);
+    {
+      std::lock_guard lock(mutex_);
+      fn_ = &fn;
+      n_ = n;
+      chunks_ = chunks;
+      next_ = 1;
+      pending_ = chunks - 1;
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    std::exception_ptr local;
+    try {
+      auto [b, e] = range(0);
+      fn(b, e);
+    } catch (...) {
+      local = std::current_exception();
+    }
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    fn_ = nullptr;
+    if (local) std::rethrow_exception(local);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+ private:
+  std::pair<int, int> range(int chunk) const {
+    const long long b = static_cast<long long>(n_) * chunk / chunks_;
+    const long long e = static_cast<long long>(n_) * (chunk + 1) / chunks_;
+    return {static_cast<int>(b), static_cast<int>(e)};
+  }
+
+  void ensure_workers(int count) {
+    while (static_cast<int>(workers_.size()) < count) workers_.emplace_back([this] { loop(); });
+  }
+
+  void loop() {
+    unsigned long seen = 0;
+    for (;;) {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return stop_ || (generation_ != seen && next_ < chunks_); });
+      if (stop_) return;
+      seen = generation_;
+      const int chunk = next_++;
+      const auto [b, e] = range(chunk);
+      const auto* fn = fn_;
+      lock.unlock();
+      std::exception_ptr err;
+      try {
+        (*fn)(b, e);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      lock.lock();
+      if (err && !error_) error_ = err;
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::mutex run_mutex_, mutex_;
+  std::condition_variable cv_, done_cv_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int, int)>* fn_ = nullptr;
+  int n_ = 0, chunks_ = 0, next_ = 0, pending_ = 0;
+  unsigned long generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void parallel_for(int n, int threads, const std::function<void(int, int)>& fn) {
+  if (n <= 0) return;
+  const int chunks = std::min(n, std::max(1, threads));
+  if (chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  Pool::instance().run(n, chunks, fn);
+}
+
+}  // namespace vinfer::detail

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The CLI's contract: results written atomically, bad input -> one-line error
+# naming the file, exit code 2, and no output file.
+set -u
+V=${VINFER:?} D=${DATA:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+expect_fail() {  # expect_fail OUTFILE PATTERN -- command...
+  local out=$1 pat=$2; shift 3
+  "$@" >"$T/stdout" 2>"$T/stderr"
+  local rc=$?
+  local lines; lines=$(wc -l <"$T/stderr")
+  if [ "$rc" -ne 2 ]; then bad "exit $rc (want 2): $*"; cat "$T/stderr"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "stderr has $lines lines (want 1): $*"; cat "$T/stderr"; return; fi
+  if ! grep -q -- "$pat" "$T/stderr"; then bad "stderr lacks '$pat': $(cat "$T/stderr")"; return; fi
+  if [ -n "$out" ] && [ -e "$out" ]; then bad "output $out exists after failure"; return; fi
+  if ls "$T" | grep -q '\.tmp'; then bad "temporary file left behind"; return; fi
+  ok
+}
+
+# Good runs.
+"$V" resize "$D/images/squirrel_cls.jpg" "$T/a.png" --size 100x80 --compat pil --filter bilinear && [ -s "$T/a.png" ] && ok || bad "resize png"
+"$V" resize "$D/images/retina.jpg" "$T/g.npy" --scale 0.3333333333 --gray --compat torch --dtype f32 && [ -s "$T/g.npy" ] && ok || bad "resize npy"
+python3 - "$T/g.npy" <<'PY' && ok || bad "npy shape"
+import sys, struct
+b = open(sys.argv[1], 'rb').read()
+h = b[10:10 + struct.unpack('<H', b[8:10])[0]].decode()
+assert "'shape': (470, 470)" in h and "<f4" in h, h
+PY
+"$V" preprocess "$D/images/squirrel_cls.jpg" "$T/t.npy" --preset torchvision && [ -s "$T/t.npy" ] && ok || bad "preprocess"
+"$V" bench-resize "$D/images/squirrel_cls.jpg" --gray --iters 50 --json "$T/b.json" >"$T/out" && grep -q per_iter_ms "$T/b.json" && ok || bad "bench-resize"
+grep -q '"p50"' "$T/b.json" && ok || bad "bench-resize json p50"
+
+# Bad inputs and arguments: exit 2, one line, no output.
+for f in empty.jpg text.jpg truncated.jpg huge_dims.jpg truncated.png huge_dims.png image.gif zero_width.png; do
+  expect_fail "$T/o.png" "$f" -- "$V" resize "$D/bad/$f" "$T/o.png" --size 10x10
+done
+expect_fail "$T/o.png" "cannot open" -- "$V" resize "$D/bad/missing.jpg" "$T/o.png" --size 10x10
+expect_fail "$T/o.png" "size" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 0x10
+expect_fail "$T/o.png" "size" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size abc
+expect_fail "$T/o.png" "exactly one" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png"
+expect_fail "$T/o.png" "filter" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --filter bogus
+expect_fail "$T/o.png" "area" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --compat pil --filter area
+expect_fail "$T/o.bmp" "png or .npy" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.bmp" --size 5x5
+expect_fail "$T/o.png" "exceeds the limit" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --max-pixels 1000
+expect_fail "$T/o.npy" "preset" -- "$V" preprocess "$D/images/squirrel_cls.jpg" "$T/o.npy" --preset nope
+expect_fail "$T/o.npy" "truncated" -- "$V" preprocess "$D/bad/truncated.jpg" "$T/o.npy" --preset torchvision
+expect_fail "" "k" -- "$V" bench-resize "$D/images/squirrel_cls.jpg" --k 0
+expect_fail "" "" -- "$V" resize --nonsense
+
+# An existing output is replaced only by a complete new one.
+cp "$T/a.png" "$T/keep.png"
+expect_fail "" "truncated" -- "$V" resize "$D/bad/truncated.jpg" "$T/keep.png" --size 10x10
+cmp -s "$T/a.png" "$T/keep.png" && ok || bad "failed run modified an existing output"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,73 @@
+// Presets: names, shapes, the normalisation tables, fast mode's closeness.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.hpp"
+#include "vinfer/error.hpp"
+#include "vinfer/preprocess.hpp"
+
+namespace vinfer::test {
+namespace {
+
+TEST(Preset, NamesAndShapes) {
+  for (const auto& n : preset_names()) {
+    const Preset p = preset(n);
+    Preprocessor pre(p);
+    EXPECT_EQ(pre.tensor_size(), 3u * 224 * 224);
+    const bool keras = n.rfind("keras", 0) == 0;
+    EXPECT_EQ(pre.tensor_shape(), keras ? (std::vector<std::size_t>{1, 224, 224, 3})
+                                        : (std::vector<std::size_t>{1, 3, 224, 224}));
+  }
+  EXPECT_THROW(preset("imagenet"), Error);
+  EXPECT_THROW(preset("torchvision", 0), Error);
+  EXPECT_THROW(preset("torchvision", 100000), Error);
+}
+
+TEST(Normalize, LayoutsAndChannelOrder) {
+  ImageU8 img(2, 1, 3);
+  const std::uint8_t px[] = {10, 20, 30, 40, 50, 60};
+  std::copy(px, px + 6, img.data());
+  float out[6];
+  Preset caffe = preset("keras-caffe", 8);
+  normalize_to_tensor(img.view(), caffe, out);  // NHWC, BGR, minus means
+  EXPECT_FLOAT_EQ(out[0], 30.f - 103.939f);
+  EXPECT_FLOAT_EQ(out[1], 20.f - 116.779f);
+  EXPECT_FLOAT_EQ(out[2], 10.f - 123.68f);
+  EXPECT_FLOAT_EQ(out[3], 60.f - 103.939f);
+  Preset tv = preset("torchvision", 8);
+  normalize_to_tensor(img.view(), tv, out);  // NCHW planes
+  EXPECT_NEAR(out[0], (10 / 255.f - 0.485f) / 0.229f, 1e-6);
+  EXPECT_NEAR(out[1], (40 / 255.f - 0.485f) / 0.229f, 1e-6);
+  EXPECT_NEAR(out[2], (20 / 255.f - 0.456f) / 0.224f, 1e-6);
+  Preset tf = preset("keras-tf", 8);
+  normalize_to_tensor(img.view(), tf, out);
+  EXPECT_NEAR(out[0], 10 / 127.5f - 1, 1e-6);
+}
+
+TEST(Preprocessor, FastModeIsCloseToExact) {
+  for (const char* name : {"torchvision", "keras-torch"}) {
+    Preset p = preset(name);
+    Preprocessor exact(p);
+    p.fast_decode = true;
+    Preprocessor fast(p);
+    std::vector<float> a(exact.tensor_size()), b(fast.tensor_size());
+    exact.run_file(data_path("images/retina.jpg"), a.data());
+    fast.run_file(data_path("images/retina.jpg"), b.data());
+    double sum = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) sum += std::fabs(a[i] - b[i]);
+    const double mean_abs = sum / static_cast<double>(a.size());
+    EXPECT_GT(mean_abs, 0.0) << "fast mode should take a different path";
+    EXPECT_LT(mean_abs, 0.05) << name;  // ~3 levels of 255 after normalisation
+  }
+}
+
+TEST(Preprocessor, BadFileGivesError) {
+  Preprocessor pre(preset("torchvision"));
+  std::vector<float> t(pre.tensor_size());
+  EXPECT_THROW(pre.run_file(data_path("bad/truncated.jpg"), t.data()), Error);
+  EXPECT_THROW(pre.run_file(data_path("bad/nothing_here.jpg"), t.data()), Error);
+}
+
+}  // namespace
+}  // namespace vinfer::test

@@ -1,0 +1,125 @@
+// Utilities: npy round trip, atomic writes, statistics, SHA-256 helper, thread pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "test_support.hpp"
+#include "util/file_io.hpp"
+#include "util/thread_pool.hpp"
+#include "vinfer/error.hpp"
+#include "vinfer/io.hpp"
+#include "vinfer/stats.hpp"
+
+namespace vinfer::test {
+
+// Compact SHA-256 (FIPS 180-4) used to compare large outputs with committed digests.
+std::string sha256_hex(const void* data, std::size_t size) {
+  static const std::uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+      0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+      0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+      0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+      0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+      0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+      0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::vector<std::uint8_t> m(static_cast<const std::uint8_t*>(data), static_cast<const std::uint8_t*>(data) + size);
+  const std::uint64_t bits = static_cast<std::uint64_t>(size) * 8;
+  m.push_back(0x80);
+  while (m.size() % 64 != 56) m.push_back(0);
+  for (int i = 7; i >= 0; --i) m.push_back(static_cast<std::uint8_t>(bits >> (i * 8)));
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (std::size_t off = 0; off < m.size(); off += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+      w[i] = (m[off + 4 * i] << 24) | (m[off + 4 * i + 1] << 16) | (m[off + 4 * i + 2] << 8) | m[off + 4 * i + 3];
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
+  return out;
+}
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex("", 0), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc", 3), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Npy, RoundTripFloatAndU8) {
+  const auto dir = std::filesystem::temp_directory_path() / "vinfer_test_npy";
+  std::filesystem::create_directories(dir);
+  const std::string p = (dir / "a.npy").string();
+  const std::vector<float> v = {1.5f, -2.f, 3.25f, 0.f, 1e-7f, 65504.f};
+  write_npy(p, v.data(), {2, 3});
+  std::vector<float> back;
+  EXPECT_EQ(read_npy(p, back), (std::vector<std::size_t>{2, 3}));
+  EXPECT_EQ(back, v);
+  const std::vector<std::uint8_t> u = {0, 7, 255};
+  write_npy(p, u.data(), {3});
+  EXPECT_EQ(read_npy(p, back), (std::vector<std::size_t>{3}));
+  EXPECT_EQ(back, (std::vector<float>{0.f, 7.f, 255.f}));
+  // The header is 64-byte aligned, as numpy writes it.
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  std::uint8_t hdr[10];
+  ASSERT_EQ(std::fread(hdr, 1, 10, f), 10u);
+  std::fclose(f);
+  EXPECT_EQ((10 + (hdr[8] | (hdr[9] << 8))) % 64, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AtomicWrite, FailureLeavesNoFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "vinfer_test_atomic";
+  std::filesystem::create_directories(dir);
+  const std::string p = (dir / "out.bin").string();
+  EXPECT_THROW(detail::write_file_atomic(p, [](std::FILE* f) {
+                 std::fputs("partial", f);
+                 throw Error(ErrorKind::Io, "simulated failure");
+               }),
+               Error);
+  EXPECT_FALSE(std::filesystem::exists(p));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));  // no temporary left behind either
+  detail::write_file_atomic(p, [](std::FILE* f) { std::fputs("ok", f); });
+  EXPECT_EQ(std::filesystem::file_size(p), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Stats, PercentilesInterpolateLikeNumpy) {
+  const LatencySummary s = summarize({4, 1, 3, 2, 5});
+  EXPECT_DOUBLE_EQ(s.p50, 3);
+  EXPECT_DOUBLE_EQ(s.p90, 4.6);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_EQ(summarize({}).count, 0u);
+}
+
+TEST(ThreadPool, CoversRangeOnceAndPropagatesErrors) {
+  for (int threads : {1, 2, 3, 8}) {
+    std::vector<std::atomic<int>> hits(1000);
+    detail::parallel_for(1000, threads, [&](int b, int e) {
+      for (int i = b; i < e; ++i) hits[i]++;
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+  EXPECT_THROW(detail::parallel_for(10, 2, [](int b, int) {
+                 if (b > 0) throw Error(ErrorKind::Internal, "boom");
+               }),
+               Error);
+}
+
+}  // namespace vinfer::test

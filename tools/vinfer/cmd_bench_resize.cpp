@@ -1,0 +1,133 @@
+// `vinfer bench-resize`: seed 002's loop. Resize a (gray) photo by 1/k, N
+// times, printing the time of every 1000 iterations as the seed does; with
+// --decode-in-loop each iteration also reads and decodes the file.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "vinfer/decode.hpp"
+#include "vinfer/error.hpp"
+#include "vinfer/stats.hpp"
+
+namespace vinfer::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string timedelta(double seconds) {  // Python's str(datetime.timedelta)
+  char buf[64];
+  const int h = static_cast<int>(seconds / 3600), m = static_cast<int>(seconds / 60) % 60;
+  std::snprintf(buf, sizeof buf, "%d:%02d:%09.6f", h, m, std::fmod(seconds, 60.0));
+  return buf;
+}
+
+struct BenchResizeCmd {
+  std::string image, json_path, gray_rule = "pil";
+  int k = 3, iters = 5000, warmup = 10;
+  bool gray = false, decode_in_loop = false, fast = false;
+  ResizeArgs r;
+
+  int run() {
+    if (k < 1) throw Error(ErrorKind::InvalidArgument, "--k must be >= 1");
+    if (iters < 1) throw Error(ErrorKind::InvalidArgument, "--iters must be >= 1");
+    const ResizeSpec spec = r.spec();
+    DecodeOptions opt;
+    if (gray) {
+      opt.format = PixelFormat::Gray;
+      opt.gray_rule = parse_gray_rule(gray_rule);
+      opt.luma_only = fast;
+    }
+    ImageU8 img;
+    ImageInfo info;
+    decode_file(image, opt, img, &info);
+    // The seed's size: (int(h / k), int(w / k)).
+    const int ow = info.width / k, oh = info.height / k;
+    if (ow < 1 || oh < 1) throw Error(ErrorKind::InvalidArgument, "--k " + std::to_string(k) + " leaves an empty image");
+    if (fast) opt.target_width = ow, opt.target_height = oh;
+    // PyTorch and TensorFlow produce float tensors in the seed; Pillow and OpenCV keep uint8.
+    const bool f32 = spec.compat == Compat::Torch || spec.compat == Compat::Tf;
+    Resizer resizer(spec);
+    ImageU8 out8;
+    ImageF32 out32;
+    auto once = [&] {
+      if (decode_in_loop) decode_file(image, opt, img);
+      if (f32) resizer.run(img.view(), ow, oh, out32);
+      else resizer.run(img.view(), ow, oh, out8);
+    };
+    for (int i = 0; i < warmup; ++i) once();
+    std::vector<double> per_iter;
+    per_iter.reserve(iters);
+    auto block = Clock::now();
+    for (int i = 0; i < iters; ++i) {
+      const auto t = Clock::now();
+      once();
+      const auto e = Clock::now();
+      per_iter.push_back(std::chrono::duration<double, std::milli>(e - t).count());
+      if (i % 1000 == 0) {  // the seed prints at i = 0, 1000, 2000, ...
+        std::printf("%s\n", timedelta(std::chrono::duration<double>(e - block).count()).c_str());
+        std::fflush(stdout);
+        block = Clock::now();
+      }
+    }
+    const LatencySummary s = summarize(per_iter);
+    std::printf("bench-resize %s: %dx%d -> %dx%d (%s, %s %s%s, %s%s), %d iterations\n", image.c_str(), img.width(),
+                img.height(), ow, oh, gray ? "gray" : "rgb", std::string(to_string(spec.compat)).c_str(),
+                std::string(to_string(spec.filter)).c_str(), spec.antialias ? " antialias" : "", f32 ? "f32" : "u8",
+                decode_in_loop ? (fast ? ", decode in loop (fast)" : ", decode in loop") : "", iters);
+    std::printf("per iteration: p50 %.4f ms, mean %.4f ms, p90 %.4f ms, min %.4f ms\n", s.p50, s.mean, s.p90, s.min);
+    if (!json_path.empty()) {
+      const MachineInfo m = machine_info();
+      nlohmann::json j = {
+          {"tool", "vinfer bench-resize"},
+          {"version", version()},
+          {"image", image},
+          {"input", {{"width", img.width()}, {"height", img.height()}, {"channels", img.channels()}}},
+          {"output", {{"width", ow}, {"height", oh}, {"dtype", f32 ? "f32" : "u8"}}},
+          {"k", k},
+          {"iters", iters},
+          {"warmup", warmup},
+          {"compat", to_string(spec.compat)},
+          {"filter", to_string(spec.filter)},
+          {"antialias", spec.antialias},
+          {"gray", gray},
+          {"decode_in_loop", decode_in_loop},
+          {"fast", fast},
+          {"threads", r.threads},
+          {"per_iter_ms", {{"p50", s.p50}, {"mean", s.mean}, {"p90", s.p90}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}}},
+          {"machine", {{"cpu", m.cpu}, {"logical_cores", m.logical_cores}, {"simd", m.simd}, {"os", m.os}}},
+      };
+      const std::string tmp = json_path + ".tmp";
+      {
+        std::ofstream f(tmp);
+        f << j.dump(2) << "\n";
+        if (!f) throw Error(ErrorKind::Io, json_path + ": write failed");
+      }
+      if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw Error(ErrorKind::Io, json_path + ": cannot write");
+    }
+    return kExitOk;
+  }
+};
+
+}  // namespace
+
+void add_bench_resize(CLI::App& app, Handler& run) {
+  auto cmd = std::make_shared<BenchResizeCmd>();
+  app.add_option("IMAGE", cmd->image, "Input image")->required();
+  app.add_option("--k", cmd->k, "Downscale factor: output is (int(h/k), int(w/k))")->capture_default_str();
+  app.add_flag("--gray", cmd->gray, "Convert to gray first (PIL's rule, as the seed's T.Grayscale)");
+  app.add_option("--gray-rule", cmd->gray_rule, "pil, tf or opencv")->capture_default_str();
+  app.add_option("--iters", cmd->iters, "Timed iterations")->capture_default_str();
+  app.add_option("--warmup", cmd->warmup, "Untimed iterations first")->capture_default_str();
+  app.add_flag("--decode-in-loop", cmd->decode_in_loop, "Read and decode the file in every iteration");
+  app.add_flag("--fast", cmd->fast, "Luma-only and DCT-scaled JPEG decoding (inexact)");
+  app.add_option("--json", cmd->json_path, "Write the summary as JSON");
+  cmd->r.add_to(app, "torch");
+  run = [cmd] { return cmd->run(); };
+}
+
+}  // namespace vinfer::cli

@@ -1,0 +1,46 @@
+// The vinfer CLI: each subcommand registers its options and a handler.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace vinfer::cli {
+
+// Exit codes: 0 success, 2 bad input or usage (the user can fix it), 1 internal failure.
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitBadInput = 2;
+
+using Handler = std::function<int()>;
+
+void add_resize(CLI::App& app, Handler& run);
+void add_preprocess(CLI::App& app, Handler& run);
+void add_bench_resize(CLI::App& app, Handler& run);
+
+// Parses "WxH" (e.g. 224x224). Throws vinfer::Error(InvalidArgument).
+std::pair<int, int> parse_size(const std::string& s);
+bool ends_with(const std::string& s, const std::string& suffix);
+
+}  // namespace vinfer::cli
+
+#include "vinfer/color.hpp"
+#include "vinfer/resize.hpp"
+
+namespace vinfer::cli {
+
+// Options shared by `resize` and `bench-resize`.
+struct ResizeArgs {
+  std::string compat = "pil";
+  std::string filter;  // empty: the framework's own default
+  bool antialias = false;
+  bool align_corners = false;
+  int threads = 1;
+
+  void add_to(CLI::App& app, const std::string& default_compat);
+  // The spec; the default filter is each framework's default (torch: nearest,
+  // tf: bilinear, pil: bicubic, opencv: bilinear).
+  ResizeSpec spec() const;
+};
+
+}  // namespace vinfer::cli
