@@ -190,7 +190,11 @@ struct Resizer::Impl {
         const int* base = tmp_i32.data() + static_cast<std::size_t>(p.y.start[y] - lo) * row;
         std::uint8_t* d = out.row(y);
         if (p.arith == Arith::CvLinearFixed) {
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vlinear_simd(base[i], base[i + row], w[0], w[1]));
+          const int* pi = &p.y.pair_index[2 * static_cast<std::size_t>(y)];
+          const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
+          const int* s0 = tmp_i32.data() + static_cast<std::size_t>(pi[0] - lo) * row;
+          const int* s1 = tmp_i32.data() + static_cast<std::size_t>(pi[1] - lo) * row;
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vlinear_simd(s0[i], s1[i], pw[0], pw[1]));
         } else {
           for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(base + i, row, w));
         }

@@ -409,7 +409,8 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
   const bool cubic = f == Filter::Bicubic;
   const bool area = f == Filter::Area;
   const int ksize = cubic ? 4 : 2, ksize2 = ksize / 2;
-  std::vector<std::int32_t> fixed;
+  std::vector<int> pair_index;
+  std::vector<std::int32_t> pair_weight;
   for (int dx = 0; dx < out; ++dx) {
     float fx;
     int sx;
@@ -422,8 +423,7 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
       fx = static_cast<float>((dx + 1) - (sx + 1) * inv_scale);
       fx = fx <= 0 ? 0.f : fx - std::floor(fx);
     }
-    if (sx < ksize2 - 1 && sx < 0 && !cubic) fx = 0, sx = 0;
-    if (sx + ksize2 >= in && sx >= in - 1 && !cubic) fx = 0, sx = in - 1;
+    // OpenCV 5 keeps the fraction at the borders and clamps the source indices.
     float c[4];
     if (cubic) cv_cubic_coeffs(fx, c);
     else c[0] = 1.f - fx, c[1] = fx;
@@ -432,9 +432,15 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
       // Integer weights are rounded per tap, exactly as OpenCV stores them.
       const double w = u8 ? static_cast<double>(cv_round_short(c[k] * 2048.f)) : c[k];
       b.add(dx, src, w);
+      if (u8 && !cubic) {
+        pair_index.push_back(src);
+        pair_weight.push_back(cv_round_short(c[k] * 2048.f));
+      }
     }
   }
   AxisTaps t = b.finish();
+  t.pair_index = std::move(pair_index);
+  t.pair_weight = std::move(pair_weight);
   if (u8) {
     t.fixed.resize(t.weight.size());
     for (std::size_t i = 0; i < t.weight.size(); ++i) t.fixed[i] = static_cast<std::int32_t>(t.weight[i]);

@@ -23,6 +23,10 @@ struct AxisTaps {
   std::vector<double> weight;    // out_size * max_taps
   std::vector<std::int32_t> fixed;  // same layout, fixed-point weights when the arithmetic uses them
   std::vector<float> fweight;    // same layout, float weights for the float kernels
+  // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
+  // even when both clamp to the same edge row (its vertical rounding is per tap).
+  std::vector<int> pair_index;           // 2 per output
+  std::vector<std::int32_t> pair_weight;  // 2 per output
 };
 
 // How the weights are applied. Each is bit-exact with one framework's kernel.

@@ -100,8 +100,10 @@ def cv_cases(ins, paths):
             for (w, h) in sizes:
                 out = cv2.resize(ins[kind], (w, h), interpolation=f)
                 cid = f"opencv_{fname}_{kind}_{w}x{h}"
+                # Known difference (docs/compat.md): OpenCV 5's u8 INTER_CUBIC differs by 1 level on ~2% of pixels.
+                tol = 1 if fname == "bicubic" else 0
                 cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "opencv", "filter": fname,
-                              "width": w, "height": h, "dtype": "u8", "tol": 0, **expected(out, cid)})
+                              "width": w, "height": h, "dtype": "u8", "tol": tol, **expected(out, cid)})
     # Exact integer factors take OpenCV's fast area path (and LINEAR at 2x becomes AREA).
     even = ins["rgb"][:82, :96]
     p = save_png(even, "in_rgb_even.png")
@@ -112,7 +114,8 @@ def cv_cases(ins, paths):
                 continue
             cid = f"opencv_{fname}_even_div{k}"
             cases.append({"id": cid, "op": "resize", "input": p, "compat": "opencv", "filter": fname,
-                          "width": 96 // k, "height": 82 // k, "dtype": "u8", "tol": 0, **expected(out, cid)})
+                          "width": 96 // k, "height": 82 // k, "dtype": "u8", "tol": 1 if fname == "bicubic" else 0,
+                          **expected(out, cid)})
 
 
 def torch_cases(ins, paths):
