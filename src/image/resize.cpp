@@ -40,7 +40,8 @@ struct Resizer::Impl {
   ResizePlan plan;
   std::vector<std::uint8_t> tmp_u8, pre_u8;
   std::vector<float> tmp_f32, result_f32;
-  std::vector<int> tmp_i32;
+  std::vector<int> tmp_i32, row_slot, used_rows;
+  std::vector<std::int32_t> wpair;
 
   const ResizePlan& plan_for(int iw, int ih, int ow, int oh, int c, bool u8) {
     const PlanKey k{iw, ih, ow, oh, c, u8};
@@ -99,7 +100,7 @@ struct Resizer::Impl {
           for (int k = 0; k < m; ++k) rows[k] = in.row(p.y.start[y] + k);
           std::uint8_t* t = tmp_u8.data() + y * irow;
           detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * m], m, t, irow);
-          detail::pil_horizontal_u8(t, out.row(y), ow, C, p.x.start.data(), p.x.fixed.data(), p.x.max_taps);
+          detail::pil_horizontal_u8(t, W, out.row(y), C, p.x);
           if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
         }
       });
@@ -117,8 +118,7 @@ struct Resizer::Impl {
       tmp_u8.resize(static_cast<std::size_t>(hi - lo) * trow);
       detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
         for (int r = r0; r < r1; ++r)
-          detail::pil_horizontal_u8(in.row(lo + r), tmp_u8.data() + r * trow, ow, C, p.x.start.data(),
-                                    p.x.fixed.data(), p.x.max_taps);
+          detail::pil_horizontal_u8(in.row(lo + r), W, tmp_u8.data() + r * trow, C, p.x);
       });
       tbase = tmp_u8.data() - static_cast<std::ptrdiff_t>(lo) * trow;
       tstride = static_cast<std::ptrdiff_t>(trow);
@@ -163,40 +163,80 @@ struct Resizer::Impl {
     });
   }
 
-  // OpenCV's integer paths: horizontal into int rows, vertical with OpenCV's rounding.
+  // OpenCV's integer paths: horizontal into int rows (only the rows the
+  // vertical pass reads, as OpenCV does), then vertical with OpenCV's rounding.
   void cv_fixed(const ImageView<std::uint8_t>& in, ImageU8& out, int threads) {
     const ResizePlan& p = plan;
-    const int C = in.channels, ow = out.width(), oh = out.height(), row = ow * C;
-    const auto [lo, hi] = rows_needed(p, in.height);
-    tmp_i32.resize(static_cast<std::size_t>(hi - lo) * row);
-    detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
+    const int C = in.channels, ow = out.width(), oh = out.height(), row = ow * C, H = in.height;
+    const bool linear = p.arith == Arith::CvLinearFixed;
+    row_slot.assign(H, -1);
+    used_rows.clear();
+    auto use = [&](int r) {
+      if (row_slot[r] < 0) row_slot[r] = 0, used_rows.push_back(r);
+    };
+    for (int y = 0; y < oh; ++y) {
+      if (linear) {
+        use(p.y.pair_index[2 * y]);
+        use(p.y.pair_index[2 * y + 1]);
+      } else {
+        for (int k = 0; k < p.y.max_taps; ++k) use(p.y.start[y] + k);
+      }
+    }
+    std::sort(used_rows.begin(), used_rows.end());
+    for (std::size_t i = 0; i < used_rows.size(); ++i) row_slot[used_rows[i]] = static_cast<int>(i);
+    tmp_i32.resize(used_rows.size() * row);
+    const int m = p.x.max_taps;
+    // Gray 2-tap rows: packed 16-bit weight pairs for the AVX2 kernel.
+    const bool pairs = m == 2 && C == 1 && detail::has_avx2();
+    int safe_end = 0;
+    if (pairs) {
+      wpair.resize(ow);
+      for (int x = 0; x < ow; ++x)
+        wpair[x] = static_cast<std::int32_t>((p.x.fixed[2 * x] & 0xFFFF) | (static_cast<std::uint32_t>(p.x.fixed[2 * x + 1]) << 16));
+      while (safe_end < ow && p.x.start[safe_end] + 4 <= in.width) ++safe_end;
+    }
+    detail::parallel_for(static_cast<int>(used_rows.size()), threads, [&](int r0, int r1) {
       for (int r = r0; r < r1; ++r) {
-        const std::uint8_t* s = in.row(lo + r);
+        const std::uint8_t* s = in.row(used_rows[r]);
         int* d = tmp_i32.data() + static_cast<std::size_t>(r) * row;
+        if (pairs) {
+          detail::cv_horizontal_linear_c1_avx2(s, d, ow, p.x.start.data(), wpair.data(), safe_end);
+          continue;
+        }
+        if (m == 2 && C == 1) {
+          for (int x = 0; x < ow; ++x) {
+            const std::int32_t* w = &p.x.fixed[2 * static_cast<std::size_t>(x)];
+            const int st = p.x.start[x];
+            d[x] = w[0] * s[st] + w[1] * s[st + 1];
+          }
+          continue;
+        }
         for (int x = 0; x < ow; ++x) {
-          const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * p.x.max_taps];
+          const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * m];
+          const std::uint8_t* sp = s + p.x.start[x] * C;
           for (int c = 0; c < C; ++c) {
             int acc = 0;
-            for (int k = 0; k < p.x.max_taps; ++k) acc += w[k] * s[(p.x.start[x] + k) * C + c];
+            for (int k = 0; k < m; ++k) acc += w[k] * sp[k * C + c];
             d[x * C + c] = acc;
           }
         }
       }
     });
+    auto srow = [&](int r) { return tmp_i32.data() + static_cast<std::size_t>(row_slot[r]) * row; };
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
-      const int m = p.y.max_taps;
+      thread_local std::vector<const int*> rows;
       for (int y = y0; y < y1; ++y) {
-        const int* w = &p.y.fixed[static_cast<std::size_t>(y) * m];
-        const int* base = tmp_i32.data() + static_cast<std::size_t>(p.y.start[y] - lo) * row;
         std::uint8_t* d = out.row(y);
-        if (p.arith == Arith::CvLinearFixed) {
-          const int* pi = &p.y.pair_index[2 * static_cast<std::size_t>(y)];
+        if (linear) {
           const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
-          const int* s0 = tmp_i32.data() + static_cast<std::size_t>(pi[0] - lo) * row;
-          const int* s1 = tmp_i32.data() + static_cast<std::size_t>(pi[1] - lo) * row;
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vlinear_simd(s0[i], s1[i], pw[0], pw[1]));
+          const int* s0 = srow(p.y.pair_index[2 * y]);
+          const int* s1 = srow(p.y.pair_index[2 * y + 1]);
+          detail::cv_vertical_linear_u8(s0, s1, pw[0], pw[1], d, row);
         } else {
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(base + i, row, w));
+          const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
+          const int* s0 = srow(p.y.start[y]);
+          const std::ptrdiff_t stride = p.y.max_taps > 1 ? srow(p.y.start[y] + 1) - s0 : row;
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, static_cast<int>(stride), w));
         }
       }
     });
@@ -274,12 +314,15 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& o
   out.reshape(ow, oh, in.channels);
   const int threads = effective_threads(m.spec, static_cast<std::size_t>(in.width) * in.height + out.size());
   if (p.arith == Arith::Nearest) {
+    // Outputs whose 4-byte gather stays inside the row (indices are non-decreasing).
+    int safe_end = 0;
+    while (safe_end < ow && p.nearest_x[safe_end] + 4 <= in.width) ++safe_end;
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
-        const std::uint8_t* s = in.row(p.nearest_y[y]);
-        float* d = out.row(y);
-        for (int x = 0; x < ow; ++x)
-          for (int c = 0; c < in.channels; ++c) d[x * in.channels + c] = s[p.nearest_x[x] * in.channels + c];
+        if (y > y0 && p.nearest_y[y] == p.nearest_y[y - 1])
+          std::memcpy(out.row(y), out.row(y - 1), sizeof(float) * ow * in.channels);
+        else
+          detail::nearest_row_u8_f32(in.row(p.nearest_y[y]), out.row(y), ow, in.channels, p.nearest_x.data(), safe_end);
       }
     });
     return;

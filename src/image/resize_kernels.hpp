@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "image/resize_plan.hpp"
+
 namespace vinfer::detail {
 
 // out[i] = clip8((2^21 + sum_k w[k] * rows[k][i]) >> 22) for i < n (Pillow vertical pass).
@@ -13,9 +15,12 @@ void pil_vertical_u8(const std::uint8_t* const* rows, const std::int32_t* w, int
 // out[i] = sum_k w[k] * rows[k][i] in float, k ascending (float vertical pass).
 void float_vertical_f32(const float* const* rows, const float* w, int taps, float* out, std::size_t n);
 
-// Pillow horizontal pass of one row: C interleaved channels, fixed-point taps.
-void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int out_w, int channels, const int* start,
-                       const std::int32_t* w, int taps);
+// OpenCV INTER_LINEAR vertical pass on u8 (its SIMD rounding), i < n.
+void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
+                           std::size_t n);
+
+// Pillow horizontal pass of one row (in_w pixels, C interleaved channels).
+void pil_horizontal_u8(const std::uint8_t* in, int in_w, std::uint8_t* out, int channels, const AxisTaps& t);
 
 // Float horizontal pass of one row (input u8 or f32).
 void float_horizontal(const std::uint8_t* in, float* out, int out_w, int channels, const int* start,
@@ -26,5 +31,16 @@ void float_horizontal(const float* in, float* out, int out_w, int channels, cons
 // Nearest-neighbour gather of one row.
 void nearest_row_u8(const std::uint8_t* in, std::uint8_t* out, int out_w, int channels, const int* xs);
 void nearest_row_f32(const float* in, float* out, int out_w, int channels, const int* xs);
+// Nearest gather of a u8 row straight to float; safe_end: leading outputs whose
+// source index is at least 4 bytes before the row end.
+void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int channels, const int* xs, int safe_end);
+
+// AVX2 versions (resize_kernels_avx2.cpp); call only when has_avx2().
+bool has_avx2();
+void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
+                               const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
+void cv_horizontal_linear_c1_avx2(const std::uint8_t* s, std::int32_t* d, int out_w, const int* start,
+                                  const std::int32_t* wpair, int safe_end);
+void nearest_row_u8_f32_c1_avx2(const std::uint8_t* in, float* out, int out_w, const int* xs, int safe_end);
 
 }  // namespace vinfer::detail

@@ -57,6 +57,26 @@ void FloatVerticalF32(const float* const* rows, const float* w, int taps, float*
   }
 }
 
+// OpenCV's VResizeLinearVec_32s8u in 32-bit lanes: the operands fit in 16 bits
+// (horizontal sums of non-negative weights, >> 4), so this is exactly its
+// 16-bit high multiply.
+void CvVerticalLinearU8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
+                        std::size_t n) {
+  const hn::ScalableTag<std::int32_t> d32;
+  const hn::Rebind<std::uint8_t, decltype(d32)> d8;
+  const std::size_t N = hn::Lanes(d32);
+  const auto vb0 = hn::Set(d32, b0), vb1 = hn::Set(d32, b1), two = hn::Set(d32, 2);
+  const auto zero = hn::Zero(d32), max = hn::Set(d32, 255);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto a = hn::ShiftRight<16>(hn::Mul(hn::ShiftRight<4>(hn::LoadU(d32, s0 + i)), vb0));
+    const auto b = hn::ShiftRight<16>(hn::Mul(hn::ShiftRight<4>(hn::LoadU(d32, s1 + i)), vb1));
+    const auto r = hn::ShiftRight<2>(hn::Add(hn::Add(a, b), two));
+    hn::StoreU(hn::DemoteTo(d8, hn::Min(hn::Max(r, zero), max)), d8, out + i);
+  }
+  for (; i < n; ++i) out[i] = sat_u8(cv_vlinear_simd(s0[i], s1[i], b0, b1));
+}
+
 }  // namespace vinfer::detail::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -65,6 +85,12 @@ namespace vinfer::detail {
 
 HWY_EXPORT(PilVerticalU8);
 HWY_EXPORT(FloatVerticalF32);
+HWY_EXPORT(CvVerticalLinearU8);
+
+void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
+                           std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(CvVerticalLinearU8)(s0, s1, b0, b1, out, n);
+}
 
 void pil_vertical_u8(const std::uint8_t* const* rows, const std::int32_t* w, int taps, std::uint8_t* out,
                      std::size_t n) {
@@ -124,13 +150,30 @@ void nearest_row(const T* in, T* out, int out_w, int C, const int* xs) {
 }
 }  // namespace
 
-void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int out_w, int C, const int* start,
-                       const std::int32_t* w, int taps) {
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+void pil_horizontal_u8(const std::uint8_t* in, int in_w, std::uint8_t* out, int C, const AxisTaps& t) {
+  const int out_w = t.out_size;
+  // Colour rows stay scalar for now: splitting them into planes for this kernel cost more than it saved.
+  if (C == 1 && !t.split_hi.empty() && has_avx2())
+    return pil_horizontal_u8_c1_avx2(in, out, out_w, t.start.data(), t.split_hi.data(), t.split_lo.data(),
+                                     t.split_safe_end);
+  const int* start = t.start.data();
+  const std::int32_t* w = t.fixed.data();
   switch (C) {
-    case 1: return pil_h<1>(in, out, out_w, start, w, taps);
-    case 3: return pil_h<3>(in, out, out_w, start, w, taps);
-    default: return pil_h<4>(in, out, out_w, start, w, taps);
+    case 1: return pil_h<1>(in, out, out_w, start, w, t.max_taps);
+    case 3: return pil_h<3>(in, out, out_w, start, w, t.max_taps);
+    default: return pil_h<4>(in, out, out_w, start, w, t.max_taps);
   }
+}
+
+void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int C, const int* xs, int safe_end) {
+  if (C == 1 && has_avx2()) return nearest_row_u8_f32_c1_avx2(in, out, out_w, xs, safe_end);
+  for (int x = 0; x < out_w; ++x)
+    for (int c = 0; c < C; ++c) out[x * C + c] = in[xs[x] * C + c];
 }
 
 void float_horizontal(const std::uint8_t* in, float* out, int out_w, int C, const int* start, const float* w,

@@ -127,6 +127,17 @@ AxisTaps pil_taps(int in, int out, Filter f) {
     const double w = t.weight[i] * (1 << 22);
     t.fixed[i] = w < 0 ? static_cast<int>(-0.5 + w) : static_cast<int>(0.5 + w);
   }
+  if (t.max_taps <= 16) {
+    t.split_hi.assign(static_cast<std::size_t>(out) * 16, 0);
+    t.split_lo.assign(static_cast<std::size_t>(out) * 16, 0);
+    for (int o = 0; o < out; ++o)
+      for (int k = 0; k < t.max_taps; ++k) {
+        const std::int32_t w = t.fixed[static_cast<std::size_t>(o) * t.max_taps + k];
+        t.split_hi[o * 16 + k] = static_cast<std::int16_t>(w >> 11);
+        t.split_lo[o * 16 + k] = static_cast<std::int16_t>(w & 2047);
+      }
+    while (t.split_safe_end < out && t.start[t.split_safe_end] + 16 <= in) ++t.split_safe_end;
+  }
   return t;
 }
 

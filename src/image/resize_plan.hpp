@@ -25,6 +25,11 @@ struct AxisTaps {
   std::vector<float> fweight;    // same layout, float weights for the float kernels
   // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
   // even when both clamp to the same edge row (its vertical rounding is per tap).
+  // Pillow on u8 with <= 16 taps: weights split as hi * 2^11 + lo for the
+  // 16-bit multiply-add kernel (16 per output), and how many leading outputs
+  // can load 16 source pixels without reading past the row.
+  std::vector<std::int16_t> split_hi, split_lo;
+  int split_safe_end = 0;
   std::vector<int> pair_index;           // 2 per output
   std::vector<std::int32_t> pair_weight;  // 2 per output
 };

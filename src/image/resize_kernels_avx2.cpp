@@ -1,0 +1,87 @@
+// AVX2 kernels for the horizontal pass, where each output pixel reads its own
+// window and a plain vertical-style loop does not apply. Compiled with
+// -mavx2 for this file only and called only after a runtime CPU check.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "image/pixel_ops.hpp"
+#include "image/resize_kernels.hpp"
+
+namespace vinfer::detail {
+
+// Pillow's horizontal pass on one gray row, bit-exact. Each 22-bit weight is
+// split as w = hi * 2^11 + lo (lo in [0, 2^11)), so that two 16-bit
+// multiply-adds (pmaddwd) compute the exact 32-bit sum over up to 16 taps.
+// Eight outputs are reduced together with horizontal adds.
+void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
+                               const std::int16_t* whi, const std::int16_t* wlo, int safe_end) {
+  const __m256i round = _mm256_set1_epi32(1 << 21);
+  const __m256i zero = _mm256_setzero_si256(), max = _mm256_set1_epi32(255);
+  int x = 0;
+  for (; x + 8 <= safe_end; x += 8) {
+    __m256i s[8];
+    for (int j = 0; j < 8; ++j) {
+      const __m256i px = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + start[x + j])));
+      const __m256i hi = _mm256_madd_epi16(px, _mm256_load_si256(reinterpret_cast<const __m256i*>(whi + (x + j) * 16)));
+      const __m256i lo = _mm256_madd_epi16(px, _mm256_load_si256(reinterpret_cast<const __m256i*>(wlo + (x + j) * 16)));
+      s[j] = _mm256_add_epi32(_mm256_slli_epi32(hi, 11), lo);
+    }
+    const __m256i t0 = _mm256_hadd_epi32(s[0], s[1]), t1 = _mm256_hadd_epi32(s[2], s[3]);
+    const __m256i t2 = _mm256_hadd_epi32(s[4], s[5]), t3 = _mm256_hadd_epi32(s[6], s[7]);
+    const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+    __m256i r = _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+    r = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(_mm256_add_epi32(r, round), 22), zero), max);
+    const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + x), _mm_packus_epi16(p16, p16));
+  }
+  // The rest (windows that would read past the row end): exact scalar.
+  for (; x < out_w; ++x) {
+    int acc = 1 << 21;
+    for (int k = 0; k < 16; ++k) {
+      const int w = whi[x * 16 + k] * 2048 + wlo[x * 16 + k];
+      if (w != 0) acc += w * in[start[x] + k];
+    }
+    out[x] = clip8_shift22(acc);
+  }
+}
+
+// out[i] = (float)in[idx[i]] for a gray row: nearest-neighbour gather to float.
+void nearest_row_u8_f32_c1_avx2(const std::uint8_t* in, float* out, int out_w, const int* xs, int safe_end) {
+  int x = 0;
+  for (; x + 8 <= safe_end; x += 8) {
+    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + x));
+    // Gather 32-bit words at byte offsets, keep the low byte.
+    const __m256i v = _mm256_and_si256(_mm256_i32gather_epi32(reinterpret_cast<const int*>(in), idx, 1),
+                                       _mm256_set1_epi32(0xFF));
+    _mm256_storeu_ps(out + x, _mm256_cvtepi32_ps(v));
+  }
+  for (; x < out_w; ++x) out[x] = in[xs[x]];
+}
+
+}  // namespace vinfer::detail
+
+namespace vinfer::detail {
+
+// OpenCV's INTER_LINEAR horizontal pass on a gray row: d[x] = w0*s[i] + w1*s[i+1].
+// Eight outputs per step: gather the two source bytes of each as a 16-bit
+// pair, then one 16-bit multiply-add with the packed weight pairs.
+void cv_horizontal_linear_c1_avx2(const std::uint8_t* s, std::int32_t* d, int out_w, const int* start,
+                                  const std::int32_t* wpair, int safe_end) {
+  const __m256i lo = _mm256_set1_epi32(0xFF), hi = _mm256_set1_epi32(0xFF00);
+  int x = 0;
+  for (; x + 8 <= safe_end; x += 8) {
+    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + x));
+    const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(s), idx, 1);
+    const __m256i pairs = _mm256_or_si256(_mm256_and_si256(v, lo), _mm256_slli_epi32(_mm256_and_si256(v, hi), 8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + x),
+                        _mm256_madd_epi16(pairs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wpair + x))));
+  }
+  for (; x < out_w; ++x) {
+    const int w0 = static_cast<std::int16_t>(wpair[x] & 0xFFFF), w1 = wpair[x] >> 16;
+    d[x] = w0 * s[start[x]] + w1 * s[start[x] + 1];
+  }
+}
+
+}  // namespace vinfer::detail
