@@ -4,6 +4,10 @@
 #include "vinfer/error.hpp"
 
 namespace vinfer {
+namespace detail {
+void gray_int_row(const std::uint8_t* in, int channels, std::uint8_t* out, std::size_t n, std::uint32_t wr,
+                  std::uint32_t wg, std::uint32_t wb, std::uint32_t round, int shift);
+}
 
 GrayRule parse_gray_rule(std::string_view n) {
   if (n == "pil" || n == "pillow") return GrayRule::Pil;
@@ -22,12 +26,6 @@ std::string_view to_string(GrayRule r) {
 }
 
 namespace {
-inline std::uint8_t gray_pil(unsigned r, unsigned g, unsigned b) {
-  return static_cast<std::uint8_t>((r * 19595 + g * 38470 + b * 7471 + 0x8000) >> 16);
-}
-inline std::uint8_t gray_cv(unsigned r, unsigned g, unsigned b) {
-  return static_cast<std::uint8_t>((r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15);
-}
 inline std::uint8_t gray_tf(unsigned r, unsigned g, unsigned b) {
   // convert_image_dtype to float (x * (1/255)), dot with the weights, back by truncating x * 255.5.
   const float s = 1.0f / 255.0f;
@@ -52,11 +50,13 @@ void rgb_to_gray(const ImageView<std::uint8_t>& in, GrayRule rule, ImageU8& out)
   if (in.channels != 3 && in.channels != 4)
     throw Error(ErrorKind::InvalidArgument, "rgb_to_gray: needs 3 or 4 channels, got " + std::to_string(in.channels));
   out.reshape(in.width, in.height, 1);
-  switch (rule) {
-    case GrayRule::Pil: return convert<gray_pil>(in, out);
-    case GrayRule::Tf: return convert<gray_tf>(in, out);
-    case GrayRule::OpenCv: return convert<gray_cv>(in, out);
-  }
+  if (rule == GrayRule::Tf) return convert<gray_tf>(in, out);
+  // Pillow: (R*19595 + G*38470 + B*7471 + 0x8000) >> 16; OpenCV 5: (R*9798 + G*19235 + B*3735 + 2^14) >> 15.
+  const bool pil = rule == GrayRule::Pil;
+  for (int y = 0; y < in.height; ++y)
+    detail::gray_int_row(in.row(y), in.channels, out.row(y), static_cast<std::size_t>(in.width),
+                         pil ? 19595 : 9798, pil ? 38470 : 19235, pil ? 7471 : 3735, pil ? 0x8000 : 1 << 14,
+                         pil ? 16 : 15);
 }
 
 }  // namespace vinfer

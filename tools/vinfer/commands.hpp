@@ -17,6 +17,7 @@ using Handler = std::function<int()>;
 void add_resize(CLI::App& app, Handler& run);
 void add_preprocess(CLI::App& app, Handler& run);
 void add_bench_resize(CLI::App& app, Handler& run);
+void add_bench_preprocess(CLI::App& app, Handler& run);
 
 // Parses "WxH" (e.g. 224x224). Throws vinfer::Error(InvalidArgument).
 std::pair<int, int> parse_size(const std::string& s);

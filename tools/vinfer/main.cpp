@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
   add("bench-resize", "Seed 002's resize loop, timed per iteration", add_bench_resize);
+  add("bench-preprocess", "A preset's file -> tensor time, stage by stage", add_bench_preprocess);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

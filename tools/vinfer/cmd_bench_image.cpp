@@ -1,6 +1,7 @@
-// `vinfer bench-resize`: seed 002's loop. Resize a (gray) photo by 1/k, N
-// times, printing the time of every 1000 iterations as the seed does; with
-// --decode-in-loop each iteration also reads and decodes the file.
+// Image benchmarks. `vinfer bench-resize`: seed 002's loop. Resize a (gray)
+// photo by 1/k, N times, printing the time of every 1000 iterations as the
+// seed does; with --decode-in-loop each iteration also reads and decodes the
+// file. `vinfer bench-preprocess`: a preset's file -> tensor, stage by stage.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "commands.hpp"
 #include "vinfer/decode.hpp"
 #include "vinfer/error.hpp"
+#include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
 
 namespace vinfer::cli {
@@ -24,6 +26,19 @@ std::string timedelta(double seconds) {  // Python's str(datetime.timedelta)
   const int h = static_cast<int>(seconds / 3600), m = static_cast<int>(seconds / 60) % 60;
   std::snprintf(buf, sizeof buf, "%d:%02d:%09.6f", h, m, std::fmod(seconds, 60.0));
   return buf;
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(2) << "\n";
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw Error(ErrorKind::Io, path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error(ErrorKind::Io, path + ": cannot write");
 }
 
 struct BenchResizeCmd {
@@ -101,19 +116,72 @@ struct BenchResizeCmd {
           {"per_iter_ms", {{"p50", s.p50}, {"mean", s.mean}, {"p90", s.p90}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}}},
           {"machine", {{"cpu", m.cpu}, {"logical_cores", m.logical_cores}, {"simd", m.simd}, {"os", m.os}}},
       };
-      const std::string tmp = json_path + ".tmp";
-      {
-        std::ofstream f(tmp);
-        f << j.dump(2) << "\n";
-        if (!f) throw Error(ErrorKind::Io, json_path + ": write failed");
-      }
-      if (std::rename(tmp.c_str(), json_path.c_str()) != 0) throw Error(ErrorKind::Io, json_path + ": cannot write");
+      write_json(json_path, j);
+    }
+    return kExitOk;
+  }
+};
+
+struct BenchPreprocessCmd {
+  std::string image, preset_name, json_path;
+  int size = 224, iters = 200, warmup = 10, threads = 1;
+  bool fast = false;
+
+  int run() {
+    if (iters < 1) throw Error(ErrorKind::InvalidArgument, "--iters must be >= 1");
+    Preset p = preset(preset_name, size);
+    p.fast_decode = fast;
+    Preprocessor pre(p, threads);
+    std::vector<float> tensor(pre.tensor_size());
+    for (int i = 0; i < warmup; ++i) pre.run_file(image, tensor.data());
+    std::vector<double> total, read, decode, resize, normalize;
+    for (int i = 0; i < iters; ++i) {
+      const auto t = Clock::now();
+      pre.run_file(image, tensor.data());
+      total.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+      const auto& s = pre.last_timings();
+      read.push_back(s.read_ms);
+      decode.push_back(s.decode_ms);
+      resize.push_back(s.resize_ms);
+      normalize.push_back(s.normalize_ms);
+    }
+    const LatencySummary s = summarize(total);
+    std::printf("bench-preprocess %s: preset %s%s, %d iterations, %d thread(s)\n", image.c_str(), p.name.c_str(),
+                fast ? " (fast decode)" : "", iters, threads);
+    std::printf("| stage | p50 (ms) | mean (ms) |\n|---|---|---|\n");
+    nlohmann::json stages;
+    for (auto [name, v] : {std::pair{"read", &read}, {"decode", &decode}, {"resize", &resize}, {"normalize", &normalize}}) {
+      const LatencySummary m = summarize(*v);
+      std::printf("| %s | %.3f | %.3f |\n", name, m.p50, m.mean);
+      stages[name] = {{"p50", m.p50}, {"mean", m.mean}, {"p90", m.p90}};
+    }
+    std::printf("| total | %.3f | %.3f |\n", s.p50, s.mean);
+    if (!json_path.empty()) {
+      const MachineInfo m = machine_info();
+      write_json(json_path, {{"tool", "vinfer bench-preprocess"}, {"version", version()}, {"image", image},
+                             {"preset", p.name}, {"size", size}, {"fast", fast}, {"threads", threads},
+                             {"iters", iters}, {"stages", stages},
+                             {"per_iter_ms", {{"p50", s.p50}, {"mean", s.mean}, {"p90", s.p90}, {"min", s.min}}},
+                             {"machine", {{"cpu", m.cpu}, {"logical_cores", m.logical_cores}, {"simd", m.simd}}}});
     }
     return kExitOk;
   }
 };
 
 }  // namespace
+
+void add_bench_preprocess(CLI::App& app, Handler& run) {
+  auto cmd = std::make_shared<BenchPreprocessCmd>();
+  app.add_option("IMAGE", cmd->image, "Input image")->required();
+  app.add_option("--preset", cmd->preset_name, "torchvision, torchvision-crop, keras-caffe, keras-torch, keras-tf")->required();
+  app.add_option("--size", cmd->size, "Output size")->capture_default_str();
+  app.add_flag("--fast", cmd->fast, "DCT-domain JPEG downscaling (inexact)");
+  app.add_option("--iters", cmd->iters, "Timed iterations")->capture_default_str();
+  app.add_option("--warmup", cmd->warmup, "Untimed iterations first")->capture_default_str();
+  app.add_option("--threads", cmd->threads, "Resize threads")->capture_default_str()->check(CLI::Range(0, 256));
+  app.add_option("--json", cmd->json_path, "Write the summary as JSON");
+  run = [cmd] { return cmd->run(); };
+}
 
 void add_bench_resize(CLI::App& app, Handler& run) {
   auto cmd = std::make_shared<BenchResizeCmd>();
