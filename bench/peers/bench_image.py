@@ -119,7 +119,19 @@ def part_pil_cv(iters):
     return out
 
 
-PARTS = {"torch": part_torch, "tf": part_tf, "pilcv": part_pil_cv}
+def part_pillow_simd(iters):
+    # Runs in .venv-simd (scripts/peers builds Pillow-SIMD there when it compiles).
+    from PIL import Image
+    import PIL
+    img1 = Image.open(IMAGE).convert("L")
+    size = (int(img1.size[0] / 3), int(img1.size[1] / 3))
+    rgb = Image.open(IMAGE).convert("RGB")
+    return [("resize", f"pillow-simd {PIL.__version__} BILINEAR (antialiased)", timeit(lambda: img1.resize(size, Image.BILINEAR), iters)),
+            ("resize-rgb224", f"pillow-simd {PIL.__version__} BILINEAR RGB -> 224x224", timeit(lambda: rgb.resize((224, 224), Image.BILINEAR), iters // 5))]
+
+
+PARTS = {"torch": part_torch, "tf": part_tf, "pilcv": part_pil_cv, "pillow-simd": part_pillow_simd}
+PYTHON = {"pillow-simd": os.path.join(ROOT, ".venv-simd", "bin", "python")}
 
 
 # ------------------------------------------------------------------ vinfer (through its CLI)
@@ -153,6 +165,8 @@ def vinfer_runs(iters):
             f"vinfer torchvision preset, exact ({threads}t)", "preprocess")
         run(["bench-preprocess", IMAGE, "--preset", "torchvision", "--iters", m, "--fast"] + t,
             f"vinfer torchvision preset, fast ({threads}t)", "preprocess")
+        run(["bench-resize", IMAGE, "--iters", str(iters // 5), "--compat", "pil", "--filter", "bilinear", "--k", "6"] + t,
+            f"vinfer pil bilinear RGB -> 235x235 ({threads}t)", "resize-rgb224")
     return out
 
 
@@ -168,7 +182,12 @@ def main():
         return
     results = []
     for part in PARTS:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--part", part] + (["--quick"] if a.quick else []),
+        py = PYTHON.get(part, sys.executable)
+        if not os.path.exists(py):
+            print(f"peer {part} missing: {py} not found", file=sys.stderr)
+            results.append(("missing", part, None))
+            continue
+        p = subprocess.run([py, os.path.abspath(__file__), "--part", part] + (["--quick"] if a.quick else []),
                            capture_output=True, text=True)
         if p.returncode != 0:
             print(f"peer {part} failed (reported as missing):\n{p.stderr[-2000:]}", file=sys.stderr)
