@@ -39,6 +39,9 @@ void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int chann
 bool has_avx2();
 void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
+void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
+                               const std::int16_t* whi, const std::int16_t* wlo, int groups, int safe_end,
+                               const std::int32_t* fixed, int taps);
 void cv_horizontal_linear_c1_avx2(const std::uint8_t* s, std::int32_t* d, int out_w, const int* start,
                                   const std::int32_t* wpair, int safe_end);
 void nearest_row_u8_f32_c1_avx2(const std::uint8_t* in, float* out, int out_w, const int* xs, int safe_end);

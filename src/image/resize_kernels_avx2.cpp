@@ -85,3 +85,44 @@ void cv_horizontal_linear_c1_avx2(const std::uint8_t* s, std::int32_t* d, int ou
 }
 
 }  // namespace vinfer::detail
+
+namespace vinfer::detail {
+
+// Pillow's horizontal pass on an interleaved RGB row, bit-exact. Taps go in
+// groups of four: one 16-byte load covers five pixels, a byte shuffle pairs
+// the taps per channel ([R0 R1 G0 G1 B0 B1 0 0 | R2 R3 G2 G3 B2 B3 0 0]) and
+// two 16-bit multiply-adds with the split weights (hi * 2^11 + lo) give exact
+// 32-bit sums per channel.
+void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
+                               const std::int16_t* whi, const std::int16_t* wlo, int groups, int safe_end,
+                               const std::int32_t* fixed, int taps) {
+  const __m128i shuf = _mm_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
+  const __m128i round = _mm_set1_epi32(1 << 21), zero = _mm_setzero_si128(), max = _mm_set1_epi32(255);
+  int x = 0;
+  for (; x < safe_end; ++x) {
+    const std::uint8_t* s = in + start[x] * 3;
+    __m256i acc = _mm256_setzero_si256();
+    for (int g = 0; g < groups; ++g) {
+      const __m256i px = _mm256_cvtepu8_epi16(
+          _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + g * 12)), shuf));
+      const std::size_t o = (static_cast<std::size_t>(x) * 4 + g) * 16;
+      const __m256i hi = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(whi + o)));
+      const __m256i lo = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wlo + o)));
+      acc = _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_slli_epi32(hi, 11), lo));
+    }
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    r = _mm_min_epi32(_mm_max_epi32(_mm_srai_epi32(_mm_add_epi32(r, round), 22), zero), max);
+    out[x * 3 + 0] = static_cast<std::uint8_t>(_mm_extract_epi32(r, 0));
+    out[x * 3 + 1] = static_cast<std::uint8_t>(_mm_extract_epi32(r, 1));
+    out[x * 3 + 2] = static_cast<std::uint8_t>(_mm_extract_epi32(r, 2));
+  }
+  for (; x < out_w; ++x) {  // windows that would load past the row end
+    int acc[3] = {1 << 21, 1 << 21, 1 << 21};
+    const std::uint8_t* s = in + start[x] * 3;
+    for (int k = 0; k < taps; ++k)
+      for (int c = 0; c < 3; ++c) acc[c] += fixed[static_cast<std::size_t>(x) * taps + k] * s[k * 3 + c];
+    for (int c = 0; c < 3; ++c) out[x * 3 + c] = clip8_shift22(acc[c]);
+  }
+}
+
+}  // namespace vinfer::detail

@@ -157,10 +157,14 @@ bool has_avx2() {
 
 void pil_horizontal_u8(const std::uint8_t* in, int in_w, std::uint8_t* out, int C, const AxisTaps& t) {
   const int out_w = t.out_size;
-  // Colour rows stay scalar for now: splitting them into planes for this kernel cost more than it saved.
-  if (C == 1 && !t.split_hi.empty() && has_avx2())
-    return pil_horizontal_u8_c1_avx2(in, out, out_w, t.start.data(), t.split_hi.data(), t.split_lo.data(),
-                                     t.split_safe_end);
+  if (!t.split_hi.empty() && has_avx2()) {
+    if (C == 1)
+      return pil_horizontal_u8_c1_avx2(in, out, out_w, t.start.data(), t.split_hi.data(), t.split_lo.data(),
+                                       t.split_safe_end);
+    if (C == 3)
+      return pil_horizontal_u8_c3_avx2(in, out, out_w, t.start.data(), t.split3_hi.data(), t.split3_lo.data(),
+                                       t.split3_groups, t.split3_safe_end, t.fixed.data(), t.max_taps);
+  }
   const int* start = t.start.data();
   const std::int32_t* w = t.fixed.data();
   switch (C) {

@@ -137,6 +137,21 @@ AxisTaps pil_taps(int in, int out, Filter f) {
         t.split_lo[o * 16 + k] = static_cast<std::int16_t>(w & 2047);
       }
     while (t.split_safe_end < out && t.start[t.split_safe_end] + 16 <= in) ++t.split_safe_end;
+    t.split3_groups = (t.max_taps + 3) / 4;
+    t.split3_hi.assign(static_cast<std::size_t>(out) * 64, 0);
+    t.split3_lo.assign(static_cast<std::size_t>(out) * 64, 0);
+    for (int o = 0; o < out; ++o)
+      for (int k = 0; k < t.max_taps; ++k) {
+        const int g = k / 4, pair = (k % 4) / 2, odd = k % 2;
+        for (int c = 0; c < 3; ++c) {
+          const std::size_t i = static_cast<std::size_t>(o) * 64 + g * 16 + pair * 8 + c * 2 + odd;
+          t.split3_hi[i] = t.split_hi[o * 16 + k];
+          t.split3_lo[i] = t.split_lo[o * 16 + k];
+        }
+      }
+    // The last group's 16-byte load starts at pixel start + 4 * (groups - 1).
+    const int last = 4 * (t.split3_groups - 1);
+    while (t.split3_safe_end < out && (t.start[t.split3_safe_end] + last) * 3 + 16 <= in * 3) ++t.split3_safe_end;
   }
   return t;
 }

@@ -30,6 +30,10 @@ struct AxisTaps {
   // can load 16 source pixels without reading past the row.
   std::vector<std::int16_t> split_hi, split_lo;
   int split_safe_end = 0;
+  // The same for interleaved RGB: per output, 4 groups of 16 weights laid out
+  // as [w0 w1 w0 w1 w0 w1 0 0 | w2 w3 w2 w3 w2 w3 0 0] (see the RGB kernel).
+  std::vector<std::int16_t> split3_hi, split3_lo;
+  int split3_groups = 0, split3_safe_end = 0;
   std::vector<int> pair_index;           // 2 per output
   std::vector<std::int32_t> pair_weight;  // 2 per output
 };
