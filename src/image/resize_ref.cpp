@@ -108,13 +108,15 @@ void cv_fixed(const ImageView<std::uint8_t>& in, const ResizePlan& p, std::uint8
   for (int y = 0; y < oh; ++y) {
     const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
     for (int i = 0; i < row; ++i) {
-      const int* col = &tmp[static_cast<std::size_t>(p.y.start[y]) * row + i];
-      const int* pi = &p.y.pair_index[2 * static_cast<std::size_t>(y)];
-      const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
-      const int v = p.arith == Arith::CvLinearFixed
-                        ? detail::cv_vlinear_simd(tmp[static_cast<std::size_t>(pi[0]) * row + i],
-                                                  tmp[static_cast<std::size_t>(pi[1]) * row + i], pw[0], pw[1])
-                        : detail::cv_vcubic_simd(col, row, w);
+      int v;
+      if (p.arith == Arith::CvLinearFixed) {
+        const int* pi = &p.y.pair_index[2 * static_cast<std::size_t>(y)];
+        const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
+        v = detail::cv_vlinear_simd(tmp[static_cast<std::size_t>(pi[0]) * row + i],
+                                    tmp[static_cast<std::size_t>(pi[1]) * row + i], pw[0], pw[1]);
+      } else {
+        v = detail::cv_vcubic_simd(&tmp[static_cast<std::size_t>(p.y.start[y]) * row + i], row, w);
+      }
       out[static_cast<std::size_t>(y) * row + i] = detail::sat_u8(v);
     }
   }
