@@ -41,7 +41,6 @@ struct Resizer::Impl {
   std::vector<std::uint8_t> tmp_u8, pre_u8;
   std::vector<float> tmp_f32, result_f32;
   std::vector<int> tmp_i32, row_slot, used_rows;
-  std::vector<std::int32_t> wpair;
 
   const ResizePlan& plan_for(int iw, int ih, int ow, int oh, int c, bool u8) {
     const PlanKey k{iw, ih, ow, oh, c, u8};
@@ -100,7 +99,7 @@ struct Resizer::Impl {
           for (int k = 0; k < m; ++k) rows[k] = in.row(p.y.start[y] + k);
           std::uint8_t* t = tmp_u8.data() + y * irow;
           detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * m], m, t, irow);
-          detail::pil_horizontal_u8(t, W, out.row(y), C, p.x);
+          detail::pil_horizontal_u8(t, out.row(y), C, p.x);
           if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
         }
       });
@@ -118,7 +117,7 @@ struct Resizer::Impl {
       tmp_u8.resize(static_cast<std::size_t>(hi - lo) * trow);
       detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
         for (int r = r0; r < r1; ++r)
-          detail::pil_horizontal_u8(in.row(lo + r), W, tmp_u8.data() + r * trow, C, p.x);
+          detail::pil_horizontal_u8(in.row(lo + r), tmp_u8.data() + r * trow, C, p.x);
       });
       tbase = tmp_u8.data() - static_cast<std::ptrdiff_t>(lo) * trow;
       tstride = static_cast<std::ptrdiff_t>(trow);
@@ -186,29 +185,13 @@ struct Resizer::Impl {
     for (std::size_t i = 0; i < used_rows.size(); ++i) row_slot[used_rows[i]] = static_cast<int>(i);
     tmp_i32.resize(used_rows.size() * row);
     const int m = p.x.max_taps;
-    // Gray 2-tap rows: packed 16-bit weight pairs for the AVX2 kernel.
-    const bool pairs = m == 2 && C == 1 && detail::has_avx2();
-    int safe_end = 0;
-    if (pairs) {
-      wpair.resize(ow);
-      for (int x = 0; x < ow; ++x)
-        wpair[x] = static_cast<std::int32_t>((p.x.fixed[2 * x] & 0xFFFF) | (static_cast<std::uint32_t>(p.x.fixed[2 * x + 1]) << 16));
-      while (safe_end < ow && p.x.start[safe_end] + 4 <= in.width) ++safe_end;
-    }
+    const bool gather2 = C == 1 && !p.x.packed2.empty() && detail::has_avx2();
     detail::parallel_for(static_cast<int>(used_rows.size()), threads, [&](int r0, int r1) {
       for (int r = r0; r < r1; ++r) {
         const std::uint8_t* s = in.row(used_rows[r]);
         int* d = tmp_i32.data() + static_cast<std::size_t>(r) * row;
-        if (pairs) {
-          detail::cv_horizontal_linear_c1_avx2(s, d, ow, p.x.start.data(), wpair.data(), safe_end);
-          continue;
-        }
-        if (m == 2 && C == 1) {
-          for (int x = 0; x < ow; ++x) {
-            const std::int32_t* w = &p.x.fixed[2 * static_cast<std::size_t>(x)];
-            const int st = p.x.start[x];
-            d[x] = w[0] * s[st] + w[1] * s[st + 1];
-          }
+        if (gather2) {
+          detail::cv_horizontal_linear_c1_avx2(s, d, ow, p.x.start.data(), p.x.packed2.data(), p.x.packed2_safe_end);
           continue;
         }
         for (int x = 0; x < ow; ++x) {
@@ -224,7 +207,6 @@ struct Resizer::Impl {
     });
     auto srow = [&](int r) { return tmp_i32.data() + static_cast<std::size_t>(row_slot[r]) * row; };
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
-      thread_local std::vector<const int*> rows;
       for (int y = y0; y < y1; ++y) {
         std::uint8_t* d = out.row(y);
         if (linear) {
@@ -234,9 +216,9 @@ struct Resizer::Impl {
           detail::cv_vertical_linear_u8(s0, s1, pw[0], pw[1], d, row);
         } else {
           const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
+          // Every row of a window is in use, so a window's rows have consecutive slots.
           const int* s0 = srow(p.y.start[y]);
-          const std::ptrdiff_t stride = p.y.max_taps > 1 ? srow(p.y.start[y] + 1) - s0 : row;
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, static_cast<int>(stride), w));
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
         }
       }
     });
@@ -314,15 +296,13 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& o
   out.reshape(ow, oh, in.channels);
   const int threads = effective_threads(m.spec, static_cast<std::size_t>(in.width) * in.height + out.size());
   if (p.arith == Arith::Nearest) {
-    // Outputs whose 4-byte gather stays inside the row (indices are non-decreasing).
-    int safe_end = 0;
-    while (safe_end < ow && p.nearest_x[safe_end] + 4 <= in.width) ++safe_end;
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
         if (y > y0 && p.nearest_y[y] == p.nearest_y[y - 1])
           std::memcpy(out.row(y), out.row(y - 1), sizeof(float) * ow * in.channels);
         else
-          detail::nearest_row_u8_f32(in.row(p.nearest_y[y]), out.row(y), ow, in.channels, p.nearest_x.data(), safe_end);
+          detail::nearest_row_u8_f32(in.row(p.nearest_y[y]), out.row(y), ow, in.channels, p.nearest_x.data(),
+                                     p.nearest_gather_safe_end);
       }
     });
     return;

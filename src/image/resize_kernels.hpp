@@ -19,8 +19,8 @@ void float_vertical_f32(const float* const* rows, const float* w, int taps, floa
 void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
                            std::size_t n);
 
-// Pillow horizontal pass of one row (in_w pixels, C interleaved channels).
-void pil_horizontal_u8(const std::uint8_t* in, int in_w, std::uint8_t* out, int channels, const AxisTaps& t);
+// Pillow horizontal pass of one row (C interleaved channels).
+void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int channels, const AxisTaps& t);
 
 // Float horizontal pass of one row (input u8 or f32).
 void float_horizontal(const std::uint8_t* in, float* out, int out_w, int channels, const int* start,

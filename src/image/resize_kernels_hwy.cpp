@@ -155,7 +155,7 @@ bool has_avx2() {
   return yes;
 }
 
-void pil_horizontal_u8(const std::uint8_t* in, int in_w, std::uint8_t* out, int C, const AxisTaps& t) {
+void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const AxisTaps& t) {
   const int out_w = t.out_size;
   if (!t.split_hi.empty() && has_avx2()) {
     if (C == 1)

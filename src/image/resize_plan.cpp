@@ -136,7 +136,7 @@ AxisTaps pil_taps(int in, int out, Filter f) {
         t.split_hi[o * 16 + k] = static_cast<std::int16_t>(w >> 11);
         t.split_lo[o * 16 + k] = static_cast<std::int16_t>(w & 2047);
       }
-    while (t.split_safe_end < out && t.start[t.split_safe_end] + 16 <= in) ++t.split_safe_end;
+    t.split_safe_end = leading_within(t.start, 1, 16, in);
     t.split3_groups = (t.max_taps + 3) / 4;
     t.split3_hi.assign(static_cast<std::size_t>(out) * 64, 0);
     t.split3_lo.assign(static_cast<std::size_t>(out) * 64, 0);
@@ -150,8 +150,7 @@ AxisTaps pil_taps(int in, int out, Filter f) {
         }
       }
     // The last group's 16-byte load starts at pixel start + 4 * (groups - 1).
-    const int last = 4 * (t.split3_groups - 1);
-    while (t.split3_safe_end < out && (t.start[t.split3_safe_end] + last) * 3 + 16 <= in * 3) ++t.split3_safe_end;
+    t.split3_safe_end = leading_within(t.start, 3, 12 * (t.split3_groups - 1) + 16, in * 3);
   }
   return t;
 }
@@ -456,11 +455,11 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
     for (int k = 0; k < ksize; ++k) {
       const int src = clampi(static_cast<long long>(sx) - (ksize2 - 1) + k, 0, in - 1);
       // Integer weights are rounded per tap, exactly as OpenCV stores them.
-      const double w = u8 ? static_cast<double>(cv_round_short(c[k] * 2048.f)) : c[k];
-      b.add(dx, src, w);
+      const short fixed = cv_round_short(c[k] * 2048.f);
+      b.add(dx, src, u8 ? static_cast<double>(fixed) : c[k]);
       if (u8 && !cubic) {
         pair_index.push_back(src);
-        pair_weight.push_back(cv_round_short(c[k] * 2048.f));
+        pair_weight.push_back(fixed);
       }
     }
   }
@@ -470,6 +469,13 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
   if (u8) {
     t.fixed.resize(t.weight.size());
     for (std::size_t i = 0; i < t.weight.size(); ++i) t.fixed[i] = static_cast<std::int32_t>(t.weight[i]);
+    if (t.max_taps == 2) {
+      t.packed2.resize(out);
+      for (int x = 0; x < out; ++x)
+        t.packed2[x] = static_cast<std::int32_t>((t.fixed[2 * x] & 0xFFFF) |
+                                                 (static_cast<std::uint32_t>(t.fixed[2 * x + 1]) << 16));
+      t.packed2_safe_end = leading_within(t.start, 1, 4, in);
+    }
     for (double& w : t.weight) w /= 2048.0;
   }
   return t;
@@ -499,6 +505,12 @@ void fill_float(AxisTaps& t) {
 }
 
 }  // namespace
+
+int leading_within(const std::vector<int>& start, int scale, int extra, int limit) {
+  int n = 0;
+  while (n < static_cast<int>(start.size()) && start[n] * scale + extra <= limit) ++n;
+  return n;
+}
 
 void finalize_taps(AxisTaps& t) {
   // Windows near the right edge are moved left so that start + max_taps <= in_size.
@@ -594,6 +606,7 @@ ResizePlan make_resize_plan(const ResizeSpec& s, int in_w, int in_h, int out_w, 
       break;
     }
   }
+  if (p.arith == Arith::Nearest) p.nearest_gather_safe_end = leading_within(p.nearest_x, 1, 4, in_w);
   if (!p.x.weight.empty()) fill_float(p.x);
   if (!p.y.weight.empty()) fill_float(p.y);
   return p;

@@ -23,8 +23,6 @@ struct AxisTaps {
   std::vector<double> weight;    // out_size * max_taps
   std::vector<std::int32_t> fixed;  // same layout, fixed-point weights when the arithmetic uses them
   std::vector<float> fweight;    // same layout, float weights for the float kernels
-  // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
-  // even when both clamp to the same edge row (its vertical rounding is per tap).
   // Pillow on u8 with <= 16 taps: weights split as hi * 2^11 + lo for the
   // 16-bit multiply-add kernel (16 per output), and how many leading outputs
   // can load 16 source pixels without reading past the row.
@@ -34,8 +32,14 @@ struct AxisTaps {
   // as [w0 w1 w0 w1 w0 w1 0 0 | w2 w3 w2 w3 w2 w3 0 0] (see the RGB kernel).
   std::vector<std::int16_t> split3_hi, split3_lo;
   int split3_groups = 0, split3_safe_end = 0;
+  // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
+  // even when both clamp to the same edge row (its vertical rounding is per tap).
   std::vector<int> pair_index;           // 2 per output
   std::vector<std::int32_t> pair_weight;  // 2 per output
+  // ... and the two contiguous taps packed as 16-bit pairs for the gray gather
+  // kernel (max_taps == 2), with the outputs whose 4-byte load stays in the row.
+  std::vector<std::int32_t> packed2;
+  int packed2_safe_end = 0;
 };
 
 // How the weights are applied. Each is bit-exact with one framework's kernel.
@@ -53,6 +57,7 @@ struct ResizePlan {
   Arith arith = Arith::Float;
   AxisTaps x, y;                  // empty for Nearest
   std::vector<int> nearest_x, nearest_y;  // source index per output (Nearest)
+  int nearest_gather_safe_end = 0;        // leading outputs whose 4-byte gather stays in the row
   bool skip_x = false, skip_y = false;    // pass left out (Pillow skips a pass whose size is unchanged)
   bool pil_vertical_first = false;  // Pillow's pass order (the u8 intermediate makes it matter)
   bool pil_premultiply = false;   // Pillow resizes RGBA as premultiplied RGBa
@@ -63,6 +68,10 @@ struct ResizePlan {
 // where it has one (Pillow, OpenCV); otherwise the float path.
 ResizePlan make_resize_plan(const ResizeSpec& spec, int in_w, int in_h, int out_w, int out_h,
                             int channels, bool u8_io);
+
+// How many leading entries of the non-decreasing `start` satisfy
+// start[i] * scale + extra <= limit: the outputs a wide load may serve.
+int leading_within(const std::vector<int>& start, int scale, int extra, int limit);
 
 // Trims zero-weight taps at the window ends and pads each window to max_taps
 // (moving start left near the right edge so every window stays inside the image).
