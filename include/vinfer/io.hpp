@@ -17,6 +17,9 @@ void write_png(const std::string& path, const ImageView<std::uint8_t>& image);
 void write_npy(const std::string& path, const float* data, const std::vector<std::size_t>& shape);
 void write_npy(const std::string& path, const std::uint8_t* data, const std::vector<std::size_t>& shape);
 
+// A text file (JSON, CSV, reports), written atomically like the others.
+void write_text(const std::string& path, const std::string& text);
+
 // Reads a .npy written by numpy (float32 '<f4' or uint8 '|u1', C order) into
 // `data` as float32; returns the shape. For tests and tools.
 std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& data);

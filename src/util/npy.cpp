@@ -49,6 +49,10 @@ void write_npy(const std::string& path, const std::uint8_t* data, const std::vec
   write_raw(path, "|u1", data, count(shape), shape);
 }
 
+void write_text(const std::string& path, const std::string& text) {
+  detail::write_file_atomic(path, [&](std::FILE* f) { std::fwrite(text.data(), 1, text.size(), f); });
+}
+
 std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& data) {
   std::vector<std::uint8_t> buf;
   detail::read_file(path, buf);

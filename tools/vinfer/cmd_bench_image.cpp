@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include "commands.hpp"
 #include "vinfer/decode.hpp"
 #include "vinfer/error.hpp"
+#include "vinfer/io.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
 
@@ -28,18 +28,7 @@ std::string timedelta(double seconds) {  // Python's str(datetime.timedelta)
   return buf;
 }
 
-void write_json(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << j.dump(2) << "\n";
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw Error(ErrorKind::Io, path + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error(ErrorKind::Io, path + ": cannot write");
-}
+void write_json(const std::string& path, const nlohmann::json& j) { write_text(path, j.dump(2) + "\n"); }
 
 struct BenchResizeCmd {
   std::string image, json_path, gray_rule = "pil";
