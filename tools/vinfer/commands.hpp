@@ -18,6 +18,9 @@ void add_resize(CLI::App& app, Handler& run);
 void add_preprocess(CLI::App& app, Handler& run);
 void add_bench_resize(CLI::App& app, Handler& run);
 void add_bench_preprocess(CLI::App& app, Handler& run);
+void add_classify(CLI::App& app, Handler& run);
+void add_bench(CLI::App& app, Handler& run);
+void add_info(CLI::App& app, Handler& run);
 
 // Parses "WxH" (e.g. 224x224). Throws vinfer::Error(InvalidArgument).
 std::pair<int, int> parse_size(const std::string& s);

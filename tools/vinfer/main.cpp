@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(name, help);
     reg(*sub, handlers[sub]);
   };
+  add("classify", "Classify images with a network (top-k ImageNet labels)", add_classify);
+  add("bench", "Time a network's forward pass", add_bench);
+  add("info", "What loading a network did (passes, memory), optionally per-layer times", add_info);
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
   add("bench-resize", "Seed 002's resize loop, timed per iteration", add_bench_resize);

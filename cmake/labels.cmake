@@ -1,0 +1,10 @@
+# Turns data/imagenet_classes.txt into a C array (run at build time).
+file(STRINGS "${IN}" lines ENCODING UTF-8)
+set(body "static const char* const kLabels[] = {\n")
+foreach(l IN LISTS lines)
+  string(REPLACE "\\" "\\\\" l "${l}")
+  string(REPLACE "\"" "\\\"" l "${l}")
+  string(APPEND body "  \"${l}\",\n")
+endforeach()
+string(APPEND body "};\n")
+file(WRITE "${OUT}" "${body}")

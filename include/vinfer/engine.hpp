@@ -1,0 +1,90 @@
+// vinfer/engine.hpp: load a network once, run it on many inputs.
+//
+//   vinfer::EngineOptions opt;
+//   opt.threads = 2;
+//   vinfer::Model m = vinfer::Model::load_onnx("densenet121.onnx", opt);
+//   std::vector<float> logits(m.output_size());
+//   m.run(input.data(), logits.data());   // input: m.input_shape(), NCHW float32
+//
+// Loading runs the graph passes (constant folding, BatchNorm folding,
+// activation/residual fusion, in-place concatenation), packs the weights once
+// and plans one arena for every intermediate tensor. run() allocates nothing.
+// A Model is not thread-safe: use one per thread.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vinfer/graph.hpp"
+
+namespace vinfer {
+
+enum class Backend {
+  Cpu,        // oneDNN with vinfer's own kernels where they win
+  Reference,  // plain loops, the semantic oracle for tests (slow)
+};
+
+struct EngineOptions {
+  Backend backend = Backend::Cpu;
+  int threads = 0;         // 0: one per logical core
+  bool optimize = true;    // run the fusion passes (false: constant folding only)
+  GraphLimits limits;
+  std::int64_t max_file_bytes = 4LL << 30;  // model files larger than this are refused
+};
+
+// What loading did, for `vinfer info` and for tests.
+struct ModelInfo {
+  std::string name;
+  std::string source;             // file path or built-in name
+  int nodes_imported = 0;
+  int nodes_executed = 0;         // kernels run per inference after the passes
+  int concats_in_place = 0;       // Concat nodes turned into views
+  std::int64_t arena_bytes = 0;   // peak intermediate memory (one arena)
+  std::int64_t naive_bytes = 0;   // the same without reuse, for comparison
+  std::int64_t weight_bytes = 0;
+  std::vector<std::string> passes;  // "fold_batchnorm: 120 folded", ...
+};
+
+// One kernel's share of a forward pass (Model::profile).
+struct LayerProfile {
+  std::string name;  // the node ("Conv 'features.conv0'") or a layout conversion
+  std::string impl;  // the implementation that ran it (oneDNN's name, or vinfer's)
+  double ms = 0;
+  double flops = 0;  // 2 x multiply-adds; 0 where not counted
+};
+
+class Model {
+ public:
+  static Model load_onnx(const std::string& path, const EngineOptions& options = {});
+  static Model load_onnx_memory(const std::uint8_t* data, std::size_t size, const std::string& name,
+                                const EngineOptions& options = {});
+  // Compiles a graph (built in code or imported); takes ownership.
+  static Model from_graph(Graph graph, const std::string& source, const EngineOptions& options = {});
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const Shape& input_shape() const;
+  const Shape& output_shape() const;
+  std::size_t input_size() const;
+  std::size_t output_size() const;
+  const ModelInfo& info() const;
+  // The optimized graph that the backend runs (for inspection and tests).
+  const Graph& graph() const;
+
+  // input: input_size() floats in input_shape() (NCHW); output: output_size() floats.
+  void run(const float* input, float* output);
+  // Runs once, timing every kernel separately (slower than run()).
+  std::vector<LayerProfile> profile(const float* input, float* output);
+  void set_threads(int threads);
+  int threads() const;
+
+ private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vinfer

@@ -1,0 +1,84 @@
+// Shared helpers of the CPU backend: memory descriptors, weight packing, post-ops.
+#include <cstring>
+
+#include "cpu/cpu_op.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::cpu {
+
+void unsupported(const Node& n, const std::string& what) {
+  throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported by the CPU backend");
+}
+
+memory::dims to_dims(const Shape& s) { return memory::dims(s.begin(), s.end()); }
+
+memory::desc plain_md(const Shape& s) {
+  static const Tag tags[] = {Tag::a, Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
+  if (s.empty()) return memory::desc({1}, memory::data_type::f32, Tag::a);
+  if (s.size() > 6) throw Error(ErrorKind::Unsupported, "tensors of rank " + std::to_string(s.size()) + " are not supported");
+  return memory::desc(to_dims(s), memory::data_type::f32, tags[s.size()]);
+}
+
+memory::desc blocked_md(const Shape& s) {
+  if (s.size() != 4) throw Error(ErrorKind::Internal, "blocked layout needs a 4-D tensor, got " + shape_str(s));
+  return memory::desc(to_dims(s), memory::data_type::f32, Tag::nChw8c);
+}
+
+memory::desc md_for(const Shape& s, Form form) { return form == Form::Blocked ? blocked_md(s) : plain_md(s); }
+
+memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want) {
+  memory src(user, eng, const_cast<float*>(w.f.data()));
+  memory dst(want, eng);  // owned by the op; allocated once at load
+  dnnl::stream s(eng);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  return dst;
+}
+
+dnnl::primitive_attr default_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args) {
+  dnnl::post_ops ops;
+  for (const PostOp& p : n.post_ops) {
+    switch (p.kind) {
+      case PostOp::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
+      case PostOp::Clip: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, p.alpha, p.beta); break;
+      case PostOp::Sigmoid: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
+      case PostOp::Swish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
+      case PostOp::Sum: {
+        TensorRef t = ctx.input(p.sum_input, form);
+        ops.append_binary(dnnl::algorithm::binary_add, t.md);
+        binary_args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(ops.len() - 1) | DNNL_ARG_SRC_1, t);
+        break;
+      }
+    }
+  }
+  return ops;
+}
+
+void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd) {
+  op.scratch_md = pd.scratchpad_desc();
+  op.impl = pd.impl_info_str();
+}
+
+void CpuOp::bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) {
+  for (const auto& [arg, t] : acts) args[arg] = memory(t.md, eng, address(t.buffer));
+  if (scratch_md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(scratch_md, eng, scratch);
+}
+
+std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name) {
+  auto op = std::make_unique<PrimitiveOp>();
+  dnnl::reorder::primitive_desc pd(eng, from.md, eng, to.md, default_attr());
+  op->prim = dnnl::reorder(pd);
+  op->name = name;
+  finish(*op, pd);
+  op->acts[DNNL_ARG_FROM] = from;
+  op->acts[DNNL_ARG_TO] = to;
+  return op;
+}
+
+}  // namespace vinfer::cpu

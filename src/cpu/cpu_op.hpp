@@ -1,0 +1,101 @@
+// Internal: the CPU backend's building blocks. A graph node becomes one CpuOp
+// in three steps, as in every op here:
+//   validate  - the op factory checks what it supports and throws Unsupported;
+//   prepare   - it creates the oneDNN primitive (or picks a kernel), packs the
+//               weights once, and declares the arena buffers it reads and writes;
+//   execute   - runs on memory bound once after planning; allocates nothing.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "vinfer/graph.hpp"
+
+namespace vinfer::cpu {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// How a value is stored in the arena.
+enum class Form {
+  Plain,    // row-major (NCHW for 4-D), exactly the ONNX tensor
+  Blocked,  // nChw8c: channels in blocks of 8, zero-padded (4-D only)
+};
+
+struct TensorRef {
+  int buffer = -1;   // arena buffer id
+  memory::desc md;
+};
+
+class CpuOp {
+ public:
+  virtual ~CpuOp() = default;
+  std::string name;  // the node's label, for profiles and errors
+  std::string impl;  // which kernel runs it (oneDNN's implementation name or vinfer's)
+  // Activation arguments: oneDNN argument id -> arena tensor. Bound by bind().
+  std::map<int, TensorRef> acts;
+  // Arguments that the op owns (packed weights, bias).
+  std::unordered_map<int, memory> args;
+  memory::desc scratch_md;  // oneDNN's scratchpad for this op (shared arena-wide buffer)
+  double flops = 0;  // multiply-adds x 2, for the profile
+
+  // Gives every activation argument its place in the arena.
+  virtual void bind(const dnnl::engine& eng, const std::function<void*(int buffer)>& address, void* scratch);
+  virtual void execute(dnnl::stream& s) = 0;
+};
+
+// An op that is one oneDNN primitive.
+class PrimitiveOp : public CpuOp {
+ public:
+  dnnl::primitive prim;
+  void execute(dnnl::stream& s) override { prim.execute(s, args); }
+};
+
+// What op factories may ask of the program being built.
+class BuildContext {
+ public:
+  virtual ~BuildContext() = default;
+  virtual const Graph& graph() const = 0;
+  virtual const dnnl::engine& engine() const = 0;
+  // The value in the given form; inserts a layout conversion if it exists only in another.
+  virtual TensorRef input(int value, Form form) = 0;
+  // Which forms the value exists in now.
+  virtual bool has_form(int value, Form form) const = 0;
+  // Declares the value produced in `form`; returns where to write it.
+  virtual TensorRef output(int value, Form form) = 0;
+  // Declares `value` as a reinterpretation (reshape) of `source`'s plain storage.
+  virtual void alias_plain(int value, int source) = 0;
+  virtual void add(std::unique_ptr<CpuOp> op) = 0;
+};
+
+memory::desc plain_md(const Shape& s);
+memory::desc blocked_md(const Shape& s);
+memory::desc md_for(const Shape& s, Form form);
+memory::dims to_dims(const Shape& s);
+// A packed copy of constant weights in the layout a primitive asked for.
+memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want);
+// oneDNN post-ops for a node's fused epilogue (Sum uses a binary add with the operand's tensor).
+dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args);
+dnnl::primitive_attr default_attr();
+// Records a primitive's scratchpad and implementation name.
+void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd);
+[[noreturn]] void unsupported(const Node& n, const std::string& what);
+
+// One factory per op family (src/cpu/op_*.cpp). Each validates the node and adds ops.
+void build_conv(BuildContext& ctx, const Node& n);
+void build_pool(BuildContext& ctx, const Node& n);
+void build_eltwise(BuildContext& ctx, const Node& n);
+void build_binary(BuildContext& ctx, const Node& n);
+void build_concat(BuildContext& ctx, const Node& n);
+void build_inner_product(BuildContext& ctx, const Node& n);
+void build_softmax(BuildContext& ctx, const Node& n);
+void build_scale_shift(BuildContext& ctx, const Node& n);
+void build_reshape(BuildContext& ctx, const Node& n);
+// A layout conversion between two tensors (used by the program for Form changes).
+std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name);
+
+}  // namespace vinfer::cpu

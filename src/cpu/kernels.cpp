@@ -1,0 +1,62 @@
+#include "cpu/kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace vinfer::cpu {
+namespace {
+
+inline float sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
+
+// The post-ops after the affine step, over a contiguous span.
+void apply_post(float* y, std::int64_t n, const std::vector<PostOp>& post, const float* sum) {
+  for (const PostOp& p : post) {
+    switch (p.kind) {
+      case PostOp::Relu:
+        for (std::int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
+        break;
+      case PostOp::Clip:
+        for (std::int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
+        break;
+      case PostOp::Sigmoid:
+        for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid(y[i]);
+        break;
+      case PostOp::Swish:
+        for (std::int64_t i = 0; i < n; ++i) y[i] = y[i] * sigmoid(y[i]);
+        break;
+      case PostOp::Sum:
+        for (std::int64_t i = 0; i < n; ++i) y[i] += sum[i];
+        break;
+    }
+  }
+}
+
+bool is_single_relu(const std::vector<PostOp>& post) { return post.size() == 1 && post[0].kind == PostOp::Relu; }
+
+}  // namespace
+
+void scale_shift_row(const float* x, float* y, std::int64_t n, float s, float b, const std::vector<PostOp>& post, const float* sum) {
+  if (is_single_relu(post)) {  // DenseNet's BN-ReLU: one pass
+    for (std::int64_t i = 0; i < n; ++i) y[i] = std::max(x[i] * s + b, 0.f);
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * s + b;
+  apply_post(y, n, post, sum);
+}
+
+void scale_shift_block8(const float* x, float* y, std::int64_t n, const float* s, const float* b, const std::vector<PostOp>& post,
+                        const float* sum) {
+  float sv[8], bv[8];
+  std::copy(s, s + 8, sv);
+  std::copy(b, b + 8, bv);
+  if (is_single_relu(post)) {
+    for (std::int64_t i = 0; i < n; ++i)
+      for (int c = 0; c < 8; ++c) y[i * 8 + c] = std::max(x[i * 8 + c] * sv[c] + bv[c], 0.f);
+    return;
+  }
+  for (std::int64_t i = 0; i < n; ++i)
+    for (int c = 0; c < 8; ++c) y[i * 8 + c] = x[i * 8 + c] * sv[c] + bv[c];
+  apply_post(y, n * 8, post, sum);
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,33 @@
+// Concat that could not be made a view (see runtime/concat_views): a oneDNN concat.
+#include "cpu/cpu_op.hpp"
+#include "graph/op_params.hpp"
+
+namespace vinfer::cpu {
+
+void build_concat(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "concatenating integer runtime values");
+  const int axis = detail::normalize_axis(n, n.get_int("axis", 1), ys.size());
+  // Blocked only when every channel slice starts on a block boundary.
+  bool blocked = ys.size() == 4;
+  for (int v : n.inputs) blocked &= axis != 1 || g.value(v).shape[1] % 8 == 0;
+  const Form form = blocked ? Form::Blocked : Form::Plain;
+  auto op = std::make_unique<PrimitiveOp>();
+  std::vector<memory::desc> srcs;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    if (g.constant(n.inputs[i])) unsupported(n, "a constant input to Concat");
+    TensorRef t = ctx.input(n.inputs[i], form);
+    srcs.push_back(t.md);
+    op->acts[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = t;
+  }
+  TensorRef dst = ctx.output(n.outputs[0], form);
+  dnnl::concat::primitive_desc pd(dst.md, axis, srcs, ctx.engine(), default_attr());
+  op->prim = dnnl::concat(pd);
+  op->name = n.label();
+  op->acts[DNNL_ARG_DST] = dst;
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,58 @@
+// Conv -> oneDNN convolution, weights packed once into the layout the
+// implementation chose, bias and post-ops (activations, residual add) fused.
+#include "cpu/cpu_op.hpp"
+#include "graph/op_params.hpp"
+
+namespace vinfer::cpu {
+
+void build_conv(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData* w = g.constant(n.inputs[1]);
+  if (!w) unsupported(n, "a non-constant weight");
+  const TensorData* b = n.inputs.size() > 2 && n.inputs[2] >= 0 ? g.constant(n.inputs[2]) : nullptr;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !b) unsupported(n, "a non-constant bias");
+  const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
+  const Shape& ys = g.value(n.outputs[0]).shape;
+
+  // The first convolution of a network reads the plain 3-channel image directly.
+  const Form in_form = ctx.has_form(n.inputs[0], Form::Blocked) || xs[1] % 8 == 0 ? Form::Blocked : Form::Plain;
+  TensorRef src = ctx.input(n.inputs[0], in_form);
+  TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
+
+  const std::int64_t G = p.group;
+  memory::desc user_w;
+  if (G == 1) {
+    user_w = memory::desc(to_dims(w->shape), memory::data_type::f32, Tag::oihw);
+  } else {
+    user_w = memory::desc({G, w->shape[0] / G, w->shape[1], w->shape[2], w->shape[3]}, memory::data_type::f32, Tag::goihw);
+  }
+  memory::desc any_w(user_w.dims(), memory::data_type::f32, Tag::any);
+  memory::desc bias_md = memory::desc({w->shape[0]}, memory::data_type::f32, Tag::a);
+  memory::dims strides(p.strides.begin(), p.strides.end()), dil, pl(p.pads_begin.begin(), p.pads_begin.end()),
+      pr(p.pads_end.begin(), p.pads_end.end());
+  for (std::int64_t d : p.dilations) dil.push_back(d - 1);  // oneDNN counts dilation from 0
+
+  auto op = std::make_unique<PrimitiveOp>();
+  std::vector<std::pair<int, TensorRef>> extra;
+  dnnl::primitive_attr attr = default_attr();
+  attr.set_post_ops(make_post_ops(ctx, n, Form::Blocked, extra));
+  dnnl::convolution_forward::desc d =
+      b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src.md, any_w,
+                                          bias_md, dst.md, strides, dil, pl, pr)
+        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src.md, any_w,
+                                          dst.md, strides, dil, pl, pr);
+  dnnl::convolution_forward::primitive_desc pd(d, attr, ctx.engine());
+  op->prim = dnnl::convolution_forward(pd);
+  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc());
+  if (b) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), *b, bias_md, pd.bias_desc());
+  op->acts[DNNL_ARG_SRC] = src;
+  op->acts[DNNL_ARG_DST] = dst;
+  for (auto& [arg, t] : extra) op->acts[arg] = t;
+  op->name = n.label();
+  op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w->numel() / w->shape[0]);
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,81 @@
+// Standalone Relu/Clip/Sigmoid (oneDNN eltwise) and Add/Mul/Sub/Div with
+// broadcasting (oneDNN binary). Most activations never get here: the passes
+// fuse them into the producing convolution.
+#include <limits>
+
+#include "cpu/cpu_op.hpp"
+
+namespace vinfer::cpu {
+namespace {
+
+// 4-D float tensors live blocked; everything else plain.
+Form form_of(const Shape& s) { return s.size() == 4 ? Form::Blocked : Form::Plain; }
+
+}  // namespace
+
+void build_eltwise(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& s = g.value(n.inputs[0]).shape;
+  const Form form = form_of(s);
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
+  float alpha = 0, beta = 0;
+  if (n.op == "Sigmoid") {
+    alg = dnnl::algorithm::eltwise_logistic;
+  } else if (n.op == "Clip") {
+    alg = dnnl::algorithm::eltwise_clip;
+    alpha = n.get_float("min", -std::numeric_limits<float>::infinity());
+    beta = n.get_float("max", std::numeric_limits<float>::infinity());
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) alpha = g.constant(n.inputs[1])->f.at(0);
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) beta = g.constant(n.inputs[2])->f.at(0);
+  }
+  TensorRef src = ctx.input(n.inputs[0], form);
+  TensorRef dst = ctx.output(n.outputs[0], form);
+  auto op = std::make_unique<PrimitiveOp>();
+  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.md, alpha, beta);
+  dnnl::eltwise_forward::primitive_desc pd(d, default_attr(), ctx.engine());
+  op->prim = dnnl::eltwise_forward(pd);
+  op->name = n.label();
+  op->acts[DNNL_ARG_SRC] = src;
+  op->acts[DNNL_ARG_DST] = dst;
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
+void build_binary(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "integer arithmetic on runtime values");
+  const Form form = form_of(ys);
+  auto op = std::make_unique<PrimitiveOp>();
+  memory::desc mds[2];
+  for (int i = 0; i < 2; ++i) {
+    const int v = n.inputs[static_cast<std::size_t>(i)];
+    // oneDNN wants equal ranks: prepend 1s (same bytes).
+    Shape s = g.value(v).shape;
+    s.insert(s.begin(), ys.size() - s.size(), 1);
+    const memory::desc md = md_for(s, form);
+    mds[i] = md;
+    const int arg = i == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+    if (const TensorData* c = g.constant(v)) {
+      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(s), md);
+    } else {
+      TensorRef t = ctx.input(v, form);
+      t.md = md;
+      op->acts[arg] = t;
+    }
+  }
+  const dnnl::algorithm alg = n.op == "Add"   ? dnnl::algorithm::binary_add
+                              : n.op == "Mul" ? dnnl::algorithm::binary_mul
+                              : n.op == "Sub" ? dnnl::algorithm::binary_sub
+                                              : dnnl::algorithm::binary_div;
+  TensorRef dst = ctx.output(n.outputs[0], form);
+  dnnl::binary::desc d(alg, mds[0], mds[1], dst.md);
+  dnnl::binary::primitive_desc pd(d, default_attr(), ctx.engine());
+  op->prim = dnnl::binary(pd);
+  op->name = n.label();
+  op->acts[DNNL_ARG_DST] = dst;
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,92 @@
+// vinfer.ScaleShift (an inference BatchNormalization that could not be folded
+// into a convolution, e.g. DenseNet's pre-activation on the concatenation)
+// with its fused post-ops. vinfer's own kernel: one pass, y = act(x * s + b).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <omp.h>
+
+#include "cpu/cpu_op.hpp"
+#include "cpu/kernels.hpp"
+
+namespace vinfer::cpu {
+namespace {
+
+class ScaleShiftOp : public CpuOp {
+ public:
+  std::vector<float> scale, shift;  // padded to whole channel blocks with zeros
+  std::int64_t channels = 0, inner = 0, outer = 0;  // [outer, channels, inner] (plain) or blocks (blocked)
+  bool blocked = false;
+  std::vector<PostOp> post;
+  float* src = nullptr;
+  float* dst = nullptr;
+  const float* sum = nullptr;
+
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    auto it = args.find(DNNL_ARG_SRC_1);
+    if (it != args.end()) sum = static_cast<const float*>(it->second.get_data_handle());
+  }
+
+  void execute(dnnl::stream&) override {
+    // Rows of `inner` contiguous values that share one channel (plain), or
+    // blocks of 8 channels x spatial (blocked).
+    const std::int64_t rows = blocked ? outer * ((channels + 7) / 8) : outer * channels;
+    const std::int64_t row_len = blocked ? inner * 8 : inner;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t c = blocked ? (r % ((channels + 7) / 8)) * 8 : r % channels;
+      const std::size_t off = static_cast<std::size_t>(r * row_len);
+      if (blocked) {
+        scale_shift_block8(src + off, dst + off, inner, &scale[static_cast<std::size_t>(c)], &shift[static_cast<std::size_t>(c)], post,
+                           sum ? sum + off : nullptr);
+      } else {
+        scale_shift_row(src + off, dst + off, inner, scale[static_cast<std::size_t>(c)], shift[static_cast<std::size_t>(c)], post,
+                        sum ? sum + off : nullptr);
+      }
+    }
+    // Padded channels of the last block must stay zero for the next layer.
+    if (blocked && channels % 8 != 0) {
+      const std::int64_t nb = (channels + 7) / 8;
+      for (std::int64_t o = 0; o < outer; ++o) {
+        float* blk = dst + ((o * nb + nb - 1) * inner) * 8;
+        for (std::int64_t i = 0; i < inner; ++i) std::fill(blk + i * 8 + channels % 8, blk + i * 8 + 8, 0.f);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void build_scale_shift(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& s = g.value(n.inputs[0]).shape;
+  const TensorData* sc = g.constant(n.inputs[1]);
+  const TensorData* sh = g.constant(n.inputs[2]);
+  if (!sc || !sh) unsupported(n, "non-constant scale or shift");
+  if (s.size() < 2) unsupported(n, "an input without channels");
+  auto op = std::make_unique<ScaleShiftOp>();
+  op->blocked = s.size() == 4;
+  op->channels = s[1];
+  op->outer = s[0];
+  op->inner = numel(s) / (s[0] * s[1]);
+  const std::size_t padded = static_cast<std::size_t>((s[1] + 7) / 8 * 8);
+  op->scale.assign(padded, 0.f);
+  op->shift.assign(padded, 0.f);
+  std::copy(sc->f.begin(), sc->f.end(), op->scale.begin());
+  std::copy(sh->f.begin(), sh->f.end(), op->shift.begin());
+  op->post = n.post_ops;
+  const Form form = op->blocked ? Form::Blocked : Form::Plain;
+  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], form);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], form);
+  for (const PostOp& p : n.post_ops)
+    if (p.kind == PostOp::Sum) op->acts[DNNL_ARG_SRC_1] = ctx.input(p.sum_input, form);
+  op->name = n.label();
+  op->impl = "vinfer:scale_shift";
+  ctx.add(std::move(op));
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,225 @@
+// The CPU backend: turns the optimized graph into a list of ops over one
+// arena. Layouts: 4-D activations are kept in oneDNN's nChw8c from layer to
+// layer (no reorder per layer); a conversion is inserted only where an op
+// needs the other form (the network input, Flatten before a Gemm).
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include <omp.h>
+
+#include "cpu/cpu_backend.hpp"
+#include "cpu/cpu_op.hpp"
+#include "runtime/concat_views.hpp"
+#include "runtime/memory_plan.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::cpu {
+namespace {
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+using Block = std::unique_ptr<void, AlignedFree>;
+
+Block aligned_block(std::size_t bytes) {
+  const std::size_t n = (std::max<std::size_t>(bytes, 64) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, n);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, n);  // padded channel lanes start (and stay) zero
+  return Block(p);
+}
+
+bool is_reshape(const std::string& op) { return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"; }
+
+class Program final : public BuildContext, public detail::Executor {
+ public:
+  Program(const Graph& g, int threads) : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads) {}
+
+  void build(ModelInfo& info) {
+    omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
+    if (g_.inputs.size() != 1 || g_.outputs.size() != 1)
+      throw Error(ErrorKind::Unsupported, "the CPU backend runs graphs with one input and one output (this one has " +
+                                              std::to_string(g_.inputs.size()) + " and " + std::to_string(g_.outputs.size()) + ")");
+    std::vector<std::string> producer(g_.values.size());
+    for (const Node& n : g_.nodes)
+      for (int v : n.outputs)
+        if (v >= 0) producer[static_cast<std::size_t>(v)] = n.op;
+    views_ = detail::plan_concat_views(
+        g_,
+        [&](int v) {
+          const Value& val = g_.value(v);
+          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && val.shape[1] % 8 == 0 &&
+                 !is_reshape(producer[static_cast<std::size_t>(v)]);
+        },
+        [&](int v) { return static_cast<std::int64_t>(blocked_md(g_.value(v).shape).get_size()); });
+    info.concats_in_place = views_.count;
+
+    in_value_ = g_.inputs[0];
+    const Value& in = g_.value(in_value_);
+    if (in.dtype != DType::F32) throw Error(ErrorKind::Unsupported, "the network input must be float32");
+    in_ref_ = output(in_value_, Form::Plain);
+    for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
+      const Node& n = g_.nodes[k];
+      if (views_.node_is_view[k]) {
+        output(n.outputs[0], Form::Blocked);  // the view itself: its inputs were written in place
+        continue;
+      }
+      dispatch(n);
+    }
+    out_value_ = g_.outputs[0];
+    if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
+    out_ref_ = input(out_value_, Form::Plain);
+    plan(info);
+  }
+
+  // BuildContext
+  const Graph& graph() const override { return g_; }
+  const dnnl::engine& engine() const override { return eng_; }
+
+  bool has_form(int value, Form form) const override { return forms_.count({value, form}) != 0; }
+
+  TensorRef input(int value, Form form) override {
+    auto it = forms_.find({value, form});
+    if (it != forms_.end()) return it->second;
+    const Form other = form == Form::Plain ? Form::Blocked : Form::Plain;
+    auto src = forms_.find({value, other});
+    if (src == forms_.end()) {
+      if (g_.value(value).is_constant())
+        throw Error(ErrorKind::Unsupported, "constant '" + g_.value(value).name + "' used where the CPU backend expects an activation");
+      throw Error(ErrorKind::Internal, "value '" + g_.value(value).name + "' read before it is produced");
+    }
+    TensorRef to = output(value, form);
+    add(make_reorder(eng_, src->second, to, "to " + std::string(form == Form::Plain ? "plain" : "blocked") + " '" + g_.value(value).name + "'"));
+    return to;
+  }
+
+  TensorRef output(int value, Form form) override {
+    auto it = forms_.find({value, form});
+    if (it != forms_.end()) return it->second;
+    const Value& v = g_.value(value);
+    TensorRef t;
+    t.md = md_for(v.shape, form);
+    const int root = views_.root[static_cast<std::size_t>(value)];
+    if (form == Form::Blocked && root >= 0) {
+      t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), output(root, Form::Blocked).buffer,
+                            views_.offset[static_cast<std::size_t>(value)]);
+    } else {
+      t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()));
+    }
+    forms_[{value, form}] = t;
+    return t;
+  }
+
+  void alias_plain(int value, int source) override {
+    TensorRef src = input(source, Form::Plain);
+    TensorRef t;
+    t.md = plain_md(g_.value(value).shape);
+    t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), src.buffer, 0);
+    forms_[{value, Form::Plain}] = t;
+  }
+
+  void add(std::unique_ptr<CpuOp> op) override { ops_.push_back(std::move(op)); }
+
+  // Executor
+  void run(const float* input, float* output) override {
+    omp_set_num_threads(threads_);
+    std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+    for (auto& op : ops_) op->execute(stream_);
+    stream_.wait();
+    std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
+  }
+
+  std::vector<detail::OpProfile> profile(const float* input, float* output) override {
+    omp_set_num_threads(threads_);
+    std::vector<detail::OpProfile> prof;
+    std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+    for (auto& op : ops_) {
+      const auto t0 = std::chrono::steady_clock::now();
+      op->execute(stream_);
+      stream_.wait();
+      const auto t1 = std::chrono::steady_clock::now();
+      prof.push_back({op->name, op->impl, std::chrono::duration<double, std::milli>(t1 - t0).count(), op->flops});
+    }
+    std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
+    return prof;
+  }
+
+  int kernels() const override { return static_cast<int>(ops_.size()); }
+
+ private:
+  int new_buffer(std::int64_t bytes, int alias_of = -1, std::int64_t offset = 0) {
+    detail::PlanBuffer b;
+    b.bytes = bytes;
+    b.alias_of = alias_of;
+    b.offset = offset;
+    bufs_.push_back(b);
+    return static_cast<int>(bufs_.size()) - 1;
+  }
+
+  void* address(int buffer) { return static_cast<char*>(arena_.get()) + plan_.address[static_cast<std::size_t>(buffer)]; }
+
+  void dispatch(const Node& n) {
+    const std::string& op = n.op;
+    if (op == "Conv") build_conv(*this, n);
+    else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "ReduceMean") build_pool(*this, n);
+    else if (op == "Relu" || op == "Clip" || op == "Sigmoid") build_eltwise(*this, n);
+    else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") build_binary(*this, n);
+    else if (op == "Concat") build_concat(*this, n);
+    else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);
+    else if (op == "Softmax") build_softmax(*this, n);
+    else if (op == "vinfer.ScaleShift") build_scale_shift(*this, n);
+    else if (is_reshape(op)) build_reshape(*this, n);
+    else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
+    else throw Error(ErrorKind::Unsupported, n.label() + ": not supported by the CPU backend (shape computations on runtime values?)");
+  }
+
+  void plan(ModelInfo& info) {
+    auto touch = [&](int buffer, int step) {
+      detail::PlanBuffer& b = bufs_[static_cast<std::size_t>(buffer)];
+      b.first = b.first < 0 ? step : std::min(b.first, step);
+      b.last = std::max(b.last, step);
+    };
+    touch(in_ref_.buffer, 0);
+    std::size_t scratch = 0;
+    for (std::size_t s = 0; s < ops_.size(); ++s) {
+      for (const auto& [arg, t] : ops_[s]->acts) touch(t.buffer, static_cast<int>(s));
+      scratch = std::max(scratch, ops_[s]->scratch_md.get_size());
+    }
+    touch(out_ref_.buffer, static_cast<int>(ops_.size()));
+    plan_ = detail::plan_memory(bufs_);
+    arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));
+    scratch_ = aligned_block(scratch);
+    for (auto& op : ops_) op->bind(eng_, [&](int b) { return address(b); }, scratch_.get());
+    info.arena_bytes = plan_.arena_bytes;
+    info.naive_bytes = plan_.naive_bytes;
+    info.nodes_executed = static_cast<int>(ops_.size());
+  }
+
+  const Graph& g_;
+  dnnl::engine eng_;
+  dnnl::stream stream_;
+  int threads_;
+  detail::ConcatViews views_;
+  std::map<std::pair<int, Form>, TensorRef> forms_;
+  std::vector<detail::PlanBuffer> bufs_;
+  std::vector<std::unique_ptr<CpuOp>> ops_;
+  detail::MemoryPlan plan_;
+  Block arena_, scratch_;
+  int in_value_ = -1, out_value_ = -1;
+  TensorRef in_ref_, out_ref_;
+};
+
+}  // namespace
+
+std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, ModelInfo& info) {
+  auto p = std::make_unique<Program>(g, threads);
+  try {
+    p->build(info);
+  } catch (const dnnl::error& e) {
+    throw Error(ErrorKind::Unsupported, std::string("oneDNN could not build a primitive: ") + e.what());
+  }
+  return p;
+}
+
+}  // namespace vinfer::cpu

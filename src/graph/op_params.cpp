@@ -1,0 +1,106 @@
+#include "graph/op_params.hpp"
+
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+[[noreturn]] void bad(const Node& n, const std::string& msg) { throw Error(ErrorKind::BadInput, n.label() + ": " + msg); }
+
+std::vector<std::int64_t> ints_or(const Node& n, const char* key, std::size_t count, std::int64_t dflt) {
+  std::vector<std::int64_t> v = n.get_ints(key);
+  if (v.empty()) return std::vector<std::int64_t>(count, dflt);
+  if (v.size() != count) bad(n, std::string("attribute '") + key + "' has " + std::to_string(v.size()) + " values, expected " + std::to_string(count));
+  return v;
+}
+
+// Pads, auto_pad and output sizes shared by Conv and pools.
+void resolve_window(const Node& n, const Shape& x, WindowParams& p, bool allow_ceil) {
+  const std::size_t s = p.kernel.size();
+  p.spatial = static_cast<int>(s);
+  p.strides = ints_or(n, "strides", s, 1);
+  p.dilations = ints_or(n, "dilations", s, 1);
+  std::vector<std::int64_t> pads = ints_or(n, "pads", 2 * s, 0);
+  p.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(s));
+  p.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(s), pads.end());
+  for (std::size_t i = 0; i < s; ++i) {
+    if (p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) bad(n, "kernel, strides and dilations must be positive");
+    if (p.pads_begin[i] < 0 || p.pads_end[i] < 0) bad(n, "negative pads are not supported");
+  }
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  p.out.resize(s);
+  p.pads_end_effective.resize(s);
+  for (std::size_t i = 0; i < s; ++i) {
+    const std::int64_t in = x[2 + i];
+    const std::int64_t dk = (p.kernel[i] - 1) * p.dilations[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const std::int64_t out = (in + p.strides[i] - 1) / p.strides[i];
+      const std::int64_t total = std::max<std::int64_t>(0, (out - 1) * p.strides[i] + dk - in);
+      const std::int64_t small = total / 2, big = total - small;
+      p.pads_begin[i] = auto_pad == "SAME_UPPER" ? small : big;
+      p.pads_end[i] = auto_pad == "SAME_UPPER" ? big : small;
+    } else if (auto_pad == "VALID") {
+      p.pads_begin[i] = p.pads_end[i] = 0;
+    } else if (auto_pad != "NOTSET") {
+      bad(n, "unknown auto_pad '" + auto_pad + "'");
+    }
+    const std::int64_t span = in + p.pads_begin[i] + p.pads_end[i] - dk;
+    if (span < 0) bad(n, "window " + std::to_string(dk) + " larger than padded input " + std::to_string(in + p.pads_begin[i] + p.pads_end[i]));
+    std::int64_t out = span / p.strides[i] + 1;
+    if (allow_ceil && p.ceil_mode) {
+      out = (span + p.strides[i] - 1) / p.strides[i] + 1;
+      // PyTorch/ONNX: the last window must start inside the input or the left padding.
+      if ((out - 1) * p.strides[i] >= in + p.pads_begin[i]) --out;
+    }
+    p.out[i] = out;
+    p.pads_end_effective[i] = p.ceil_mode ? (out - 1) * p.strides[i] + dk - in - p.pads_begin[i] : p.pads_end[i];
+  }
+}
+
+}  // namespace
+
+WindowParams conv_params(const Node& n, const Shape& x, const Shape& w) {
+  if (x.size() != 4) bad(n, "input must be 4-D NCHW, got " + shape_str(x));
+  if (w.size() != x.size()) bad(n, "weight rank " + std::to_string(w.size()) + " does not match input rank " + std::to_string(x.size()));
+  WindowParams p;
+  p.group = n.get_int("group", 1);
+  if (p.group < 1 || x[1] % p.group != 0 || w[0] % p.group != 0) bad(n, "group " + std::to_string(p.group) + " does not divide the channels");
+  if (w[1] * p.group != x[1])
+    bad(n, "weight " + shape_str(w) + " expects " + std::to_string(w[1] * p.group) + " input channels, input has " + std::to_string(x[1]));
+  p.kernel.assign(w.begin() + 2, w.end());
+  std::vector<std::int64_t> ks = n.get_ints("kernel_shape");
+  if (!ks.empty() && ks != p.kernel) bad(n, "kernel_shape " + shape_str(ks) + " disagrees with weight " + shape_str(w));
+  resolve_window(n, x, p, false);
+  return p;
+}
+
+WindowParams pool_params(const Node& n, const Shape& x) {
+  if (x.size() != 4) bad(n, "input must be 4-D NCHW, got " + shape_str(x));
+  WindowParams p;
+  p.kernel = n.get_ints("kernel_shape");
+  if (p.kernel.size() != x.size() - 2) bad(n, "kernel_shape must have " + std::to_string(x.size() - 2) + " values");
+  p.ceil_mode = n.get_int("ceil_mode", 0) != 0;
+  p.count_include_pad = n.get_int("count_include_pad", 0) != 0;
+  resolve_window(n, x, p, true);
+  return p;
+}
+
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b) {
+  const std::size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (std::size_t i = 0; i < r; ++i) {
+    const std::int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const std::int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1) bad(n, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank) {
+  const auto r = static_cast<std::int64_t>(rank);
+  if (axis < -r || axis >= r) bad(n, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return static_cast<int>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace vinfer::detail

@@ -1,0 +1,34 @@
+// Internal: the geometry of windowed operators (Conv, MaxPool, AveragePool),
+// resolved once from ONNX attributes so that shape inference, the reference
+// kernels and every backend agree on pads, strides and output sizes.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "vinfer/graph.hpp"
+
+namespace vinfer::detail {
+
+struct WindowParams {
+  int spatial = 2;                      // number of spatial dims
+  std::vector<std::int64_t> kernel, strides, dilations, pads_begin, pads_end;
+  std::vector<std::int64_t> out;        // output spatial sizes
+  std::int64_t group = 1;               // Conv only
+  bool ceil_mode = false;               // pools only
+  bool count_include_pad = false;       // AveragePool only
+  // pads_end as a backend that needs out = (in + pb + pe - dk) / s + 1 exactly sees it
+  // (ceil_mode extends it, floor may shrink it).
+  std::vector<std::int64_t> pads_end_effective;
+};
+
+// x: [N, C, spatial...]; kernel from W (Conv) or the kernel_shape attribute (pools).
+WindowParams conv_params(const Node& n, const Shape& x, const Shape& w);
+WindowParams pool_params(const Node& n, const Shape& x);
+
+// Broadcast shape per ONNX (numpy) rules; throws BadInput naming the node.
+Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
+
+// Normalizes a possibly negative axis against a rank; throws BadInput naming the node.
+int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank);
+
+}  // namespace vinfer::detail

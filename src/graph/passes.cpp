@@ -1,0 +1,355 @@
+#include "graph/passes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "graph/reference.hpp"
+#include "graph/shape.hpp"
+#include "graph/op_params.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+// Index of the node producing each value (-1: input, constant or none).
+std::vector<int> producers(const Graph& g) {
+  std::vector<int> p(g.values.size(), -1);
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int v : g.nodes[n].outputs)
+      if (v >= 0) p[static_cast<std::size_t>(v)] = static_cast<int>(n);
+  return p;
+}
+
+void erase_nodes(Graph& g, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (!dead[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+// The only node reading `v`, or -1 if none, several, or `v` is a graph output.
+int sole_consumer(const Graph& g, const std::vector<std::vector<int>>& cons, int v) {
+  if (g.is_output(v)) return -1;
+  const auto& c = cons[static_cast<std::size_t>(v)];
+  return c.size() == 1 ? c[0] : -1;
+}
+
+bool accepts_post_ops(const std::string& op) {
+  return op == "Conv" || op == "Gemm" || op == "MatMul" || op == "vinfer.ScaleShift";
+}
+
+}  // namespace
+
+void replace_uses(Graph& g, int from, int to) {
+  for (Node& n : g.nodes) {
+    for (int& v : n.inputs)
+      if (v == from) v = to;
+    for (PostOp& p : n.post_ops)
+      if (p.sum_input == from) p.sum_input = to;
+  }
+  for (int& v : g.outputs)
+    if (v == from) v = to;
+}
+
+int fold_constants(Graph& g, const GraphLimits& limits) {
+  if (static_cast<std::int64_t>(g.nodes.size()) > limits.max_nodes)
+    throw Error(ErrorKind::LimitExceeded, "graph has " + std::to_string(g.nodes.size()) + " nodes, more than the limit " +
+                                              std::to_string(limits.max_nodes));
+  std::int64_t const_bytes = 0;
+  for (const Value& v : g.values)
+    if (v.constant) const_bytes += v.constant->numel() * (v.dtype == DType::F32 ? 4 : 8);
+  if (const_bytes > limits.max_total_bytes)
+    throw Error(ErrorKind::LimitExceeded, "model constants take " + std::to_string(const_bytes) + " bytes, more than the limit " +
+                                              std::to_string(limits.max_total_bytes));
+  std::vector<bool> dead(g.nodes.size(), false);
+  int folded = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& n = g.nodes[k];
+    infer_node(g, n, limits);
+    bool all_const = n.op != "Dropout";  // keep the graph's own structure for Dropout (removed later)
+    for (int v : n.inputs)
+      if (v >= 0 && !g.value(v).is_constant()) all_const = false;
+    if (n.op == "Shape") all_const = true;
+    if (!all_const) continue;
+    std::vector<const TensorData*> in;
+    for (int v : n.inputs) in.push_back(v >= 0 ? g.constant(v) : nullptr);
+    std::vector<TensorData> out = eval_reference(g, n, in);
+    for (std::size_t o = 0; o < n.outputs.size() && o < out.size(); ++o)
+      if (n.outputs[o] >= 0) g.value(n.outputs[o]).constant = std::make_shared<const TensorData>(std::move(out[o]));
+    dead[k] = true;
+    ++folded;
+  }
+  erase_nodes(g, dead);
+  return folded;
+}
+
+int remove_identities(Graph& g) {
+  std::vector<bool> dead(g.nodes.size(), false);
+  int removed = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& n = g.nodes[k];
+    bool noop = n.op == "Identity" || n.op == "Dropout";
+    if (n.op == "Pad") {
+      const std::vector<std::int64_t> pads = pad_amounts(g, n);
+      noop = std::all_of(pads.begin(), pads.end(), [](std::int64_t v) { return v == 0; });
+    }
+    if (!noop) continue;
+    const int in = n.inputs[0], out = n.outputs[0];
+    // A graph input that is also returned as-is keeps its node (the output needs a buffer).
+    if (g.is_output(out) && std::find(g.inputs.begin(), g.inputs.end(), in) != g.inputs.end()) continue;
+    if (n.outputs.size() > 1 && n.outputs[1] >= 0 && !g.consumers()[static_cast<std::size_t>(n.outputs[1])].empty())
+      throw Error(ErrorKind::Unsupported, n.label() + ": the Dropout mask output is not supported");
+    replace_uses(g, out, in);
+    dead[k] = true;
+    ++removed;
+  }
+  erase_nodes(g, dead);
+  return removed;
+}
+
+int fold_pad(Graph& g) {
+  const auto prod = producers(g);
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int folded = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& pad = g.nodes[k];
+    if (pad.op != "Pad" || pad_value(g, pad) != 0.f) continue;
+    const std::vector<std::int64_t> p = pad_amounts(g, pad);
+    const int y = pad.outputs[0];
+    if (p.size() != 8 || p[0] || p[1] || p[4] || p[5] || *std::min_element(p.begin(), p.end()) < 0) continue;
+    const int c = sole_consumer(g, cons, y);
+    if (c < 0) continue;
+    Node& next = g.nodes[static_cast<std::size_t>(c)];
+    // Zero padding means the same inside a Conv, and inside an AveragePool that counts padding.
+    const std::vector<std::int64_t> own = next.get_ints("pads");
+    const bool own_zero = std::all_of(own.begin(), own.end(), [](std::int64_t v) { return v == 0; });
+    const bool ok = (next.op == "Conv" && next.inputs[0] == y) ||
+                    (next.op == "AveragePool" && (next.get_int("count_include_pad", 0) != 0 || own_zero));
+    if (!ok || next.get_string("auto_pad", "NOTSET") != "NOTSET") continue;
+    std::vector<std::int64_t> pads = next.get_ints("pads", {0, 0, 0, 0});
+    pads[0] += p[2], pads[1] += p[3], pads[2] += p[6], pads[3] += p[7];
+    next.attrs["pads"] = pads;
+    if (next.op == "AveragePool") next.attrs["count_include_pad"] = std::int64_t{1};
+    replace_uses(g, y, pad.inputs[0]);
+    dead[k] = true;
+    ++folded;
+  }
+  erase_nodes(g, dead);
+  return folded;
+}
+
+int fold_batchnorm(Graph& g) {
+  const auto prod = producers(g);
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int folded = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& bn = g.nodes[k];
+    if (bn.op != "BatchNormalization") continue;
+    const int x = bn.inputs[0];
+    const int p = prod[static_cast<std::size_t>(x)];
+    if (p < 0 || dead[static_cast<std::size_t>(p)]) continue;
+    Node& conv = g.nodes[static_cast<std::size_t>(p)];
+    if (conv.op != "Conv" || !conv.post_ops.empty() || sole_consumer(g, cons, x) != static_cast<int>(k)) continue;
+    const TensorData* w = g.constant(conv.inputs[1]);
+    const TensorData* b = conv.inputs.size() > 2 ? g.constant(conv.inputs[2]) : nullptr;
+    if (!w || (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !b)) continue;
+    const TensorData &gamma = *g.constant(bn.inputs[1]), &beta = *g.constant(bn.inputs[2]);
+    const TensorData &mean = *g.constant(bn.inputs[3]), &var = *g.constant(bn.inputs[4]);
+    const float eps = bn.get_float("epsilon", 1e-5f);
+    const std::int64_t M = w->shape[0], per = w->numel() / M;
+    TensorData nw = *w;
+    std::vector<float> nb(static_cast<std::size_t>(M));
+    for (std::int64_t m = 0; m < M; ++m) {
+      const auto i = static_cast<std::size_t>(m);
+      const float s = gamma.f[i] / std::sqrt(var.f[i] + eps);
+      for (std::int64_t e = 0; e < per; ++e) nw.f[static_cast<std::size_t>(m * per + e)] *= s;
+      nb[i] = ((b ? b->f[i] : 0.f) - mean.f[i]) * s + beta.f[i];
+    }
+    conv.inputs.resize(3);
+    conv.inputs[1] = g.add_constant(conv.name + ".weight_bn", std::move(nw));
+    conv.inputs[2] = g.add_constant(conv.name + ".bias_bn", TensorData::f32({M}, std::move(nb)));
+    // The Conv now produces the BatchNorm's result.
+    const int y = bn.outputs[0];
+    replace_uses(g, y, x);
+    g.value(x).name = g.value(y).name;
+    dead[k] = true;
+    ++folded;
+  }
+  erase_nodes(g, dead);
+  return folded;
+}
+
+int batchnorm_to_scale_shift(Graph& g) {
+  int n_conv = 0;
+  for (Node& n : g.nodes) {
+    if (n.op != "BatchNormalization") continue;
+    const TensorData &gamma = *g.constant(n.inputs[1]), &beta = *g.constant(n.inputs[2]);
+    const TensorData &mean = *g.constant(n.inputs[3]), &var = *g.constant(n.inputs[4]);
+    const float eps = n.get_float("epsilon", 1e-5f);
+    const std::int64_t C = gamma.numel();
+    std::vector<float> scale(static_cast<std::size_t>(C)), shift(static_cast<std::size_t>(C));
+    for (std::size_t c = 0; c < scale.size(); ++c) {
+      scale[c] = gamma.f[c] / std::sqrt(var.f[c] + eps);
+      shift[c] = beta.f[c] - mean.f[c] * scale[c];
+    }
+    const int s = g.add_constant(n.name + ".scale", TensorData::f32({C}, std::move(scale)));
+    const int t = g.add_constant(n.name + ".shift", TensorData::f32({C}, std::move(shift)));
+    n.op = "vinfer.ScaleShift";
+    n.inputs = {n.inputs[0], s, t};
+    n.outputs.resize(1);
+    n.attrs.clear();
+    ++n_conv;
+  }
+  return n_conv;
+}
+
+int fuse_activations(Graph& g) {
+  int fused = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    const auto prod = producers(g);
+    const auto cons = g.consumers();
+    std::vector<bool> dead(g.nodes.size(), false);
+    std::vector<bool> touched(g.nodes.size(), false);  // consumers are stale for these until the next sweep
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+      Node& act = g.nodes[k];
+      PostOp po;
+      int x = -1;
+      int replaced = act.outputs.empty() ? -1 : act.outputs[0];
+      std::vector<std::size_t> remove{k};
+      if (act.op == "Relu") {
+        po.kind = PostOp::Relu;
+        x = act.inputs[0];
+      } else if (act.op == "Clip") {
+        po.kind = PostOp::Clip;
+        po.alpha = act.get_float("min", -INFINITY);
+        po.beta = act.get_float("max", INFINITY);
+        if (act.inputs.size() > 1 && act.inputs[1] >= 0) po.alpha = g.constant(act.inputs[1])->f.at(0);
+        if (act.inputs.size() > 2 && act.inputs[2] >= 0) po.beta = g.constant(act.inputs[2])->f.at(0);
+        x = act.inputs[0];
+      } else if (act.op == "Sigmoid") {
+        x = act.inputs[0];
+        // x * Sigmoid(x) (SiLU as exported): fuse both nodes when x has exactly these two readers.
+        const int s = act.outputs[0];
+        const int m = sole_consumer(g, cons, s);
+        const auto& xc = cons[static_cast<std::size_t>(x)];
+        if (m >= 0 && g.nodes[static_cast<std::size_t>(m)].op == "Mul" && xc.size() == 2 && !g.is_output(x)) {
+          const Node& mul = g.nodes[static_cast<std::size_t>(m)];
+          const bool pair = (mul.inputs[0] == x && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == x);
+          if (pair && std::find(xc.begin(), xc.end(), m) != xc.end()) {
+            po.kind = PostOp::Swish;
+            replaced = mul.outputs[0];
+            remove.push_back(static_cast<std::size_t>(m));
+          } else {
+            po.kind = PostOp::Sigmoid;
+          }
+        } else {
+          po.kind = PostOp::Sigmoid;
+        }
+      } else {
+        continue;
+      }
+      const int p = prod[static_cast<std::size_t>(x)];
+      if (p < 0 || dead[static_cast<std::size_t>(p)] || touched[static_cast<std::size_t>(p)] ||
+          !accepts_post_ops(g.nodes[static_cast<std::size_t>(p)].op))
+        continue;
+      if (po.kind == PostOp::Swish) {
+        if (g.is_output(x)) continue;
+      } else if (sole_consumer(g, cons, x) != static_cast<int>(k)) {
+        continue;
+      }
+      bool clash = false;
+      for (std::size_t r : remove) clash |= dead[r];
+      if (clash) continue;
+      Node& producer = g.nodes[static_cast<std::size_t>(p)];
+      producer.post_ops.push_back(po);
+      replace_uses(g, replaced, x);
+      g.value(x).name = g.value(replaced).name;
+      for (std::size_t r : remove) dead[r] = true;
+      touched[static_cast<std::size_t>(p)] = true;
+      ++fused;
+      changed = true;
+    }
+    erase_nodes(g, dead);
+  }
+  return fused;
+}
+
+int fuse_residual_add(Graph& g) {
+  const auto prod = producers(g);
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  std::vector<bool> gained(g.nodes.size(), false);  // one Sum per Conv
+  int fused = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& add = g.nodes[k];
+    if (add.op != "Add" || g.value(add.inputs[0]).shape != g.value(add.inputs[1]).shape) continue;
+    if (g.value(add.inputs[0]).dtype != DType::F32) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int x = add.inputs[static_cast<std::size_t>(side)], other = add.inputs[static_cast<std::size_t>(1 - side)];
+      const int p = prod[static_cast<std::size_t>(x)];
+      if (p < 0 || dead[static_cast<std::size_t>(p)] || gained[static_cast<std::size_t>(p)]) continue;
+      if (g.nodes[static_cast<std::size_t>(p)].op != "Conv" || sole_consumer(g, cons, x) != static_cast<int>(k)) continue;
+      const int po = prod[static_cast<std::size_t>(other)];
+      if (po >= p || other == x) continue;  // the other operand must exist before the Conv runs
+      PostOp s;
+      s.kind = PostOp::Sum;
+      s.sum_input = other;
+      g.nodes[static_cast<std::size_t>(p)].post_ops.push_back(s);
+      replace_uses(g, add.outputs[0], x);
+      g.value(x).name = g.value(add.outputs[0]).name;
+      gained[static_cast<std::size_t>(p)] = true;
+      dead[k] = true;
+      ++fused;
+      break;
+    }
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+int remove_dead_nodes(Graph& g) {
+  int removed = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    const auto cons = g.consumers();
+    std::vector<bool> dead(g.nodes.size(), false);
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+      bool used = false;
+      for (int v : g.nodes[k].outputs)
+        if (v >= 0 && (g.is_output(v) || !cons[static_cast<std::size_t>(v)].empty())) used = true;
+      if (!used) {
+        dead[k] = true;
+        ++removed;
+        changed = true;
+      }
+    }
+    erase_nodes(g, dead);
+  }
+  return removed;
+}
+
+void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::string>* log) {
+  auto note = [&](const char* pass, int count) {
+    if (log) log->push_back(std::string(pass) + ": " + std::to_string(count));
+  };
+  note("fold_constants", fold_constants(g, limits));
+  note("remove_identities", remove_identities(g));
+  note("fold_pad", fold_pad(g));
+  if (fuse) note("fold_batchnorm", fold_batchnorm(g));
+  note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization
+  if (fuse) {
+    int acts = fuse_activations(g);
+    note("fuse_residual_add", fuse_residual_add(g));
+    acts += fuse_activations(g);
+    note("fuse_activations", acts);
+  }
+  note("remove_dead_nodes", remove_dead_nodes(g));
+}
+
+}  // namespace vinfer::detail

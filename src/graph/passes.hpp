@@ -1,0 +1,39 @@
+// Internal: graph rewrites. Each returns how many nodes it changed and keeps
+// the graph's meaning (tests/unit/test_passes.cpp holds each one to the
+// reference evaluation of the unrewritten graph).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "vinfer/graph.hpp"
+
+namespace vinfer::detail {
+
+// Infers shapes node by node and evaluates every node whose inputs are all
+// constants (and Shape nodes, whose result only needs a known input shape);
+// folded nodes are removed. Also checks the graph's limits.
+int fold_constants(Graph& g, const GraphLimits& limits);
+// Identity and Dropout (inference) are removed; their users read the input.
+int remove_identities(Graph& g);
+// A zero Pad of H and W before a Conv (or an AveragePool counting padding) becomes its pads.
+int fold_pad(Graph& g);
+// BatchNormalization after a Conv (whose result nothing else reads) is folded
+// into the Conv's weights and bias.
+int fold_batchnorm(Graph& g);
+// Every remaining BatchNormalization becomes vinfer.ScaleShift(x, scale, shift).
+int batchnorm_to_scale_shift(Graph& g);
+// Relu, Clip, Sigmoid and x*Sigmoid(x) after Conv, Gemm, MatMul or ScaleShift
+// become the producer's post-ops.
+int fuse_activations(Graph& g);
+// Add(conv(x), y) becomes a Sum post-op of the Conv (y must be ready before the Conv runs).
+int fuse_residual_add(Graph& g);
+// Nodes whose results nobody reads are removed.
+int remove_dead_nodes(Graph& g);
+
+// The standard pipeline; appends "pass: N" lines to `log`.
+void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::string>* log);
+
+// Replaces every read of value `from` (node inputs, Sum operands, graph outputs) by `to`.
+void replace_uses(Graph& g, int from, int to);
+
+}  // namespace vinfer::detail

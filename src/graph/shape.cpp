@@ -1,0 +1,348 @@
+// Shape inference and validation for every supported operator.
+#include <algorithm>
+#include <set>
+
+#include "graph/op_params.hpp"
+#include "graph/shape.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer {
+namespace {
+
+using detail::broadcast_shapes;
+using detail::normalize_axis;
+
+const std::set<std::string>& ops() {
+  static const std::set<std::string> s = {
+      "Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Mul", "Add", "Sub", "Div", "MaxPool",
+      "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
+      "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
+      "ConstantOfShape", "Softmax", "Pad", "vinfer.ScaleShift"};
+  return s;
+}
+
+[[noreturn]] void bad(const Node& n, const std::string& msg) { throw Error(ErrorKind::BadInput, n.label() + ": " + msg); }
+
+}  // namespace
+
+bool is_supported_op(const std::string& op) { return ops().count(op) != 0; }
+std::vector<std::string> supported_ops() { return {ops().begin(), ops().end()}; }
+
+namespace detail {
+
+// Axes from an attribute (older opsets) or a constant second input (newer ones).
+std::vector<std::int64_t> axes_of(const Graph& g, const Node& n, std::size_t input_index) {
+  if (n.has("axes")) return n.get_ints("axes");
+  if (n.inputs.size() > input_index && n.inputs[input_index] >= 0) {
+    const TensorData* t = g.constant(n.inputs[input_index]);
+    if (!t || t->dtype != DType::I64) bad(n, "axes must be a constant int64 tensor");
+    return t->i;
+  }
+  return {};
+}
+
+std::vector<std::int64_t> pad_amounts(const Graph& g, const Node& n) {
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const TensorData* t = g.constant(n.inputs[1]);
+    if (!t || t->dtype != DType::I64) throw Error(ErrorKind::Unsupported, n.label() + ": pads must be a constant int64 tensor");
+    return t->i;
+  }
+  return n.get_ints("pads");
+}
+
+float pad_value(const Graph& g, const Node& n) {
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const TensorData* t = g.constant(n.inputs[2]);
+    if (t && t->dtype == DType::F32 && !t->f.empty()) return t->f[0];
+  }
+  return n.get_float("value", 0.f);
+}
+
+std::vector<std::int64_t> reshape_target(const Node& n, const Shape& in, const TensorData& spec) {
+  if (spec.dtype != DType::I64 || spec.shape.size() != 1) bad(n, "shape must be a 1-D int64 tensor");
+  Shape out = spec.i;
+  const bool allowzero = n.get_int("allowzero", 0) != 0;
+  int infer = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowzero) {
+      if (i >= in.size()) bad(n, "shape copies dimension " + std::to_string(i) + " that the input lacks");
+      out[i] = in[i];
+    }
+    if (out[i] == -1) {
+      if (infer >= 0) bad(n, "shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (out[i] < 0) {
+      bad(n, "negative dimension in shape " + shape_str(spec.i));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel(in) % known != 0) bad(n, "cannot reshape " + shape_str(in) + " to " + shape_str(spec.i));
+    out[static_cast<std::size_t>(infer)] = numel(in) / known;
+  }
+  if (numel(out) != numel(in)) bad(n, "cannot reshape " + shape_str(in) + " to " + shape_str(spec.i));
+  return out;
+}
+
+void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
+  if (!is_supported_op(n.op)) throw Error(ErrorKind::Unsupported, "unsupported operator " + n.label());
+  auto in_shape = [&](std::size_t i) -> const Shape& {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) bad(n, "missing input " + std::to_string(i));
+    return g.value(n.inputs[i]).shape;
+  };
+  auto in_dtype = [&](std::size_t i) { return g.value(n.inputs.at(i)).dtype; };
+  auto need_inputs = [&](std::size_t lo, std::size_t hi) {
+    if (n.inputs.size() < lo || n.inputs.size() > hi)
+      bad(n, "expects " + std::to_string(lo) + (lo == hi ? "" : ".." + std::to_string(hi)) + " inputs, has " + std::to_string(n.inputs.size()));
+    for (std::size_t i = 0; i < lo; ++i)
+      if (n.inputs[i] < 0) bad(n, "input " + std::to_string(i) + " is required");
+  };
+  auto need_const = [&](std::size_t i, const char* what) -> const TensorData& {
+    const TensorData* t = i < n.inputs.size() ? g.constant(n.inputs[i]) : nullptr;
+    if (!t) throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " must be a constant");
+    return *t;
+  };
+  auto set = [&](std::size_t o, Shape s, DType t = DType::F32) {
+    for (std::int64_t d : s)
+      if (d < 0) bad(n, "negative output dimension " + shape_str(s));
+    if (numel(s) > limits.max_tensor_elements)
+      throw Error(ErrorKind::LimitExceeded, n.label() + ": output " + shape_str(s) + " exceeds the tensor element limit");
+    if (o < n.outputs.size() && n.outputs[o] >= 0) {
+      Value& v = g.value(n.outputs[o]);
+      v.shape = std::move(s);
+      v.dtype = t;
+    }
+  };
+  const std::string& op = n.op;
+  if (op == "Conv") {
+    need_inputs(2, 3);
+    const Shape& x = in_shape(0);
+    const Shape& w = in_shape(1);
+    WindowParams p = conv_params(n, x, w);
+    if (n.inputs.size() == 3 && n.inputs[2] >= 0 && in_shape(2) != Shape{w[0]}) bad(n, "bias must be [" + std::to_string(w[0]) + "]");
+    Shape out{x[0], w[0]};
+    out.insert(out.end(), p.out.begin(), p.out.end());
+    set(0, out);
+  } else if (op == "BatchNormalization") {
+    need_inputs(5, 5);
+    const Shape& x = in_shape(0);
+    if (x.size() < 2) bad(n, "input must have a channel dimension");
+    for (std::size_t i = 1; i < 5; ++i) {
+      const TensorData& t = need_const(i, "scale, bias, mean and variance");
+      if (t.shape != Shape{x[1]}) bad(n, "parameter " + std::to_string(i) + " must be [" + std::to_string(x[1]) + "], got " + shape_str(t.shape));
+    }
+    if (n.outputs.size() > 1) {
+      for (std::size_t o = 1; o < n.outputs.size(); ++o)
+        if (n.outputs[o] >= 0 && !g.consumers()[static_cast<std::size_t>(n.outputs[o])].empty())
+          throw Error(ErrorKind::Unsupported, n.label() + ": training-mode outputs are not supported");
+    }
+    set(0, x);
+  } else if (op == "vinfer.ScaleShift") {
+    need_inputs(3, 3);
+    set(0, in_shape(0));
+  } else if (op == "Relu" || op == "Sigmoid" || op == "Identity" || op == "Dropout") {
+    need_inputs(1, op == "Dropout" ? 3 : 1);
+    set(0, in_shape(0), in_dtype(0));
+    if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] >= 0) set(1, in_shape(0));
+  } else if (op == "Clip") {
+    need_inputs(1, 3);
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0) {
+        const TensorData& t = need_const(i, "min and max");
+        if (t.numel() != 1 || t.dtype != DType::F32) bad(n, "min and max must be float scalars");
+      }
+    set(0, in_shape(0));
+  } else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") {
+    need_inputs(2, 2);
+    if (in_dtype(0) != in_dtype(1)) bad(n, "operand types differ");
+    set(0, broadcast_shapes(n, in_shape(0), in_shape(1)), in_dtype(0));
+  } else if (op == "MaxPool" || op == "AveragePool") {
+    need_inputs(1, 1);
+    if (op == "MaxPool" && n.outputs.size() > 1 && n.outputs[1] >= 0 && !g.consumers()[static_cast<std::size_t>(n.outputs[1])].empty())
+      throw Error(ErrorKind::Unsupported, n.label() + ": the Indices output is not supported");
+    if (n.get_int("storage_order", 0) != 0) throw Error(ErrorKind::Unsupported, n.label() + ": storage_order=1 is not supported");
+    const Shape& x = in_shape(0);
+    WindowParams p = pool_params(n, x);
+    Shape out{x[0], x[1]};
+    out.insert(out.end(), p.out.begin(), p.out.end());
+    set(0, out);
+  } else if (op == "GlobalAveragePool") {
+    need_inputs(1, 1);
+    Shape s = in_shape(0);
+    if (s.size() < 3) bad(n, "input must be N x C x spatial");
+    std::fill(s.begin() + 2, s.end(), 1);
+    set(0, s);
+  } else if (op == "ReduceMean") {
+    need_inputs(1, 2);
+    const Shape& x = in_shape(0);
+    std::vector<std::int64_t> axes = axes_of(g, n, 1);
+    std::vector<bool> red(x.size(), axes.empty() && n.get_int("noop_with_empty_axes", 0) == 0);
+    for (std::int64_t a : axes) red[static_cast<std::size_t>(normalize_axis(n, a, x.size()))] = true;
+    const bool keep = n.get_int("keepdims", 1) != 0;
+    Shape out;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!red[i]) out.push_back(x[i]);
+      else if (keep) out.push_back(1);
+    set(0, out);
+  } else if (op == "Concat") {
+    if (n.inputs.empty()) bad(n, "needs at least one input");
+    const Shape& first = in_shape(0);
+    const int axis = normalize_axis(n, n.get_int("axis", 1), first.size());
+    Shape out = first;
+    out[static_cast<std::size_t>(axis)] = 0;
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const Shape& s = in_shape(i);
+      if (s.size() != first.size() || in_dtype(i) != in_dtype(0)) bad(n, "inputs differ in rank or type");
+      for (std::size_t d = 0; d < s.size(); ++d)
+        if (static_cast<int>(d) != axis && s[d] != first[d]) bad(n, "input " + std::to_string(i) + " shape " + shape_str(s) + " does not match " + shape_str(first));
+      out[static_cast<std::size_t>(axis)] += s[static_cast<std::size_t>(axis)];
+    }
+    set(0, out, in_dtype(0));
+  } else if (op == "Flatten") {
+    need_inputs(1, 1);
+    const Shape& x = in_shape(0);
+    std::int64_t axis = n.get_int("axis", 1);
+    if (axis < 0) axis += static_cast<std::int64_t>(x.size());
+    if (axis < 0 || axis > static_cast<std::int64_t>(x.size())) bad(n, "axis out of range");
+    std::int64_t a = 1, b = 1;
+    for (std::size_t i = 0; i < x.size(); ++i) (static_cast<std::int64_t>(i) < axis ? a : b) *= x[i];
+    set(0, {a, b}, in_dtype(0));
+  } else if (op == "Reshape") {
+    need_inputs(2, 2);
+    set(0, reshape_target(n, in_shape(0), need_const(1, "the target shape")), in_dtype(0));
+  } else if (op == "Gemm") {
+    need_inputs(2, 3);
+    const Shape& a = in_shape(0);
+    const Shape& b = in_shape(1);
+    if (a.size() != 2 || b.size() != 2) bad(n, "inputs must be 2-D, got " + shape_str(a) + " and " + shape_str(b));
+    const bool ta = n.get_int("transA", 0) != 0, tb = n.get_int("transB", 0) != 0;
+    const std::int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+    const std::int64_t kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
+    if (k != kb) bad(n, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+    if (n.inputs.size() == 3 && n.inputs[2] >= 0) broadcast_shapes(n, {m, nn}, in_shape(2));
+    set(0, {m, nn});
+  } else if (op == "MatMul") {
+    need_inputs(2, 2);
+    const Shape& a = in_shape(0);
+    const Shape& b = in_shape(1);
+    if (a.size() < 2 || b.size() != 2) throw Error(ErrorKind::Unsupported, n.label() + ": only [..., M, K] x [K, N] is supported");
+    if (a.back() != b[0]) bad(n, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+    Shape out = a;
+    out.back() = b[1];
+    set(0, out);
+  } else if (op == "Softmax") {
+    need_inputs(1, 1);
+    normalize_axis(n, n.get_int("axis", -1), in_shape(0).size());
+    set(0, in_shape(0));
+  } else if (op == "Constant") {
+    need_inputs(0, 0);
+    auto it = n.attrs.find("value");
+    if (it == n.attrs.end() || !std::holds_alternative<TensorData>(it->second))
+      throw Error(ErrorKind::Unsupported, n.label() + ": only the 'value' tensor attribute is supported");
+    const TensorData& t = std::get<TensorData>(it->second);
+    set(0, t.shape, t.dtype);
+  } else if (op == "Shape") {
+    need_inputs(1, 1);
+    const auto r = static_cast<std::int64_t>(in_shape(0).size());
+    std::int64_t start = n.get_int("start", 0), end = n.get_int("end", r);
+    start = std::clamp(start < 0 ? start + r : start, std::int64_t{0}, r);
+    end = std::clamp(end < 0 ? end + r : end, std::int64_t{0}, r);
+    set(0, {std::max<std::int64_t>(0, end - start)}, DType::I64);
+  } else if (op == "Gather") {
+    need_inputs(2, 2);
+    const Shape& x = in_shape(0);
+    const Shape& idx = in_shape(1);
+    if (in_dtype(1) != DType::I64) bad(n, "indices must be int64");
+    const int axis = normalize_axis(n, n.get_int("axis", 0), x.size());
+    Shape out(x.begin(), x.begin() + axis);
+    out.insert(out.end(), idx.begin(), idx.end());
+    out.insert(out.end(), x.begin() + axis + 1, x.end());
+    set(0, out, in_dtype(0));
+  } else if (op == "Unsqueeze" || op == "Squeeze") {
+    need_inputs(1, 2);
+    const Shape& x = in_shape(0);
+    std::vector<std::int64_t> axes = axes_of(g, n, 1);
+    Shape out;
+    if (op == "Unsqueeze") {
+      const std::size_t r = x.size() + axes.size();
+      std::vector<bool> ins(r, false);
+      for (std::int64_t a : axes) {
+        const int ax = normalize_axis(n, a, r);
+        if (ins[static_cast<std::size_t>(ax)]) bad(n, "repeated axis");
+        ins[static_cast<std::size_t>(ax)] = true;
+      }
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < r; ++i) out.push_back(ins[i] ? 1 : x[k++]);
+    } else {
+      std::vector<bool> drop(x.size(), false);
+      for (std::int64_t a : axes) drop[static_cast<std::size_t>(normalize_axis(n, a, x.size()))] = true;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        if (axes.empty() && x[i] == 1) continue;
+        if (drop[i]) {
+          if (x[i] != 1) bad(n, "cannot squeeze a dimension of size " + std::to_string(x[i]));
+          continue;
+        }
+        out.push_back(x[i]);
+      }
+    }
+    set(0, out, in_dtype(0));
+  } else if (op == "Cast") {
+    need_inputs(1, 1);
+    const std::int64_t to = n.get_int("to", 0);
+    if (to != 1 && to != 7) throw Error(ErrorKind::Unsupported, n.label() + ": cast to ONNX type " + std::to_string(to) + " is not supported");
+    set(0, in_shape(0), to == 1 ? DType::F32 : DType::I64);
+  } else if (op == "Slice") {
+    need_inputs(3, 5);
+    const Shape& x = in_shape(0);
+    std::vector<std::int64_t> starts = need_const(1, "starts").i, ends = need_const(2, "ends").i, axes, steps;
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) axes = need_const(3, "axes").i;
+    if (n.inputs.size() > 4 && n.inputs[4] >= 0) steps = need_const(4, "steps").i;
+    Shape out = x;
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      const int ax = normalize_axis(n, axes.empty() ? static_cast<std::int64_t>(k) : axes.at(k), x.size());
+      const std::int64_t step = steps.empty() ? 1 : steps.at(k);
+      if (step != 1) throw Error(ErrorKind::Unsupported, n.label() + ": steps other than 1 are not supported");
+      const std::int64_t d = x[static_cast<std::size_t>(ax)];
+      std::int64_t s = starts[k] < 0 ? starts[k] + d : starts[k], e = ends.at(k) < 0 ? ends[k] + d : ends[k];
+      s = std::clamp<std::int64_t>(s, 0, d);
+      e = std::clamp<std::int64_t>(e, 0, d);
+      out[static_cast<std::size_t>(ax)] = std::max<std::int64_t>(0, e - s);
+    }
+    set(0, out, in_dtype(0));
+  } else if (op == "Pad") {
+    need_inputs(1, 3);
+    const Shape& x = in_shape(0);
+    const std::vector<std::int64_t> pads = pad_amounts(g, n);
+    if (pads.size() != 2 * x.size()) bad(n, "pads must have " + std::to_string(2 * x.size()) + " values");
+    if (n.get_string("mode", "constant") != "constant")
+      throw Error(ErrorKind::Unsupported, n.label() + ": mode '" + n.get_string("mode", "") + "' is not supported");
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) need_const(2, "constant_value");
+    Shape out = x;
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] += pads[i] + pads[i + x.size()];
+    set(0, out, in_dtype(0));
+  } else if (op == "ConstantOfShape") {
+    need_inputs(1, 1);
+    const TensorData& s = need_const(0, "the shape");
+    DType t = DType::F32;
+    auto it = n.attrs.find("value");
+    if (it != n.attrs.end()) t = std::get<TensorData>(it->second).dtype;
+    set(0, s.i, t);
+  } else {
+    throw Error(ErrorKind::Internal, n.label() + ": no shape rule");
+  }
+  // Float-only operators (their data input; parameters like pads or axes are int64).
+  static const std::set<std::string> int_ok = {"Identity", "Concat", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
+                                               "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad"};
+  if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
+}
+
+}  // namespace detail
+
+void infer_shapes(Graph& g) {
+  GraphLimits limits;
+  for (Node& n : g.nodes) detail::infer_node(g, n, limits);
+}
+
+}  // namespace vinfer

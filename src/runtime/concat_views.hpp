@@ -1,0 +1,27 @@
+// Internal: concatenations without copies. When every input of a Concat can
+// live at its place inside the Concat's result (a contiguous slice of it in
+// the backend's layout), producers write there directly and the Concat does
+// nothing. DenseNet's chains of growing concatenations (cat(x0..xk) for every
+// k) all become prefixes of one buffer per dense block.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "vinfer/graph.hpp"
+
+namespace vinfer::detail {
+
+struct ConcatViews {
+  std::vector<int> root;               // per value: the value whose buffer holds it, or -1
+  std::vector<std::int64_t> offset;    // byte offset inside root's buffer
+  std::vector<bool> node_is_view;      // per node: a Concat that needs no kernel
+  int count = 0;                       // Concats made free
+};
+
+// `sliceable(v)`: the backend stores v so that a channel range of it is one
+// contiguous block (batch 1 and a compatible layout). `bytes(v)`: its size there.
+ConcatViews plan_concat_views(const Graph& g, const std::function<bool(int)>& sliceable,
+                              const std::function<std::int64_t(int)>& bytes);
+
+}  // namespace vinfer::detail

@@ -1,0 +1,133 @@
+// vinfer::Model: import -> passes -> backend compile, then run.
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "cpu/cpu_backend.hpp"
+#include "graph/passes.hpp"
+#include "graph/reference.hpp"
+#include "onnx/onnx_import.hpp"
+#include "runtime/executor.hpp"
+#include "util/file_io.hpp"
+#include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer {
+namespace {
+
+// Runs the graph node by node with the reference kernels: the oracle.
+class ReferenceExecutor final : public detail::Executor {
+ public:
+  explicit ReferenceExecutor(const Graph& g) : g_(g) {}
+  void run(const float* input, float* output) override { (void)profile(input, output); }
+  std::vector<detail::OpProfile> profile(const float* input, float* output) override {
+    std::vector<std::shared_ptr<const TensorData>> vals(g_.values.size());
+    for (std::size_t i = 0; i < g_.values.size(); ++i) vals[i] = g_.values[i].constant;
+    const Value& in = g_.value(g_.inputs.at(0));
+    vals[static_cast<std::size_t>(g_.inputs[0])] =
+        std::make_shared<const TensorData>(TensorData::f32(in.shape, std::vector<float>(input, input + numel(in.shape))));
+    std::vector<detail::OpProfile> prof;
+    for (const Node& n : g_.nodes) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::vector<const TensorData*> args;
+      for (int v : n.inputs) args.push_back(v >= 0 ? vals[static_cast<std::size_t>(v)].get() : nullptr);
+      for (const PostOp& p : n.post_ops)
+        if (p.kind == PostOp::Sum) args.push_back(vals[static_cast<std::size_t>(p.sum_input)].get());
+      std::vector<TensorData> out = detail::eval_reference(g_, n, args);
+      for (std::size_t o = 0; o < out.size() && o < n.outputs.size(); ++o)
+        if (n.outputs[o] >= 0) vals[static_cast<std::size_t>(n.outputs[o])] = std::make_shared<const TensorData>(std::move(out[o]));
+      prof.push_back({n.label(), "reference", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), 0});
+    }
+    const TensorData& y = *vals[static_cast<std::size_t>(g_.outputs.at(0))];
+    std::memcpy(output, y.f.data(), y.f.size() * sizeof(float));
+    return prof;
+  }
+  int kernels() const override { return static_cast<int>(g_.nodes.size()); }
+
+ private:
+  const Graph& g_;
+};
+
+int resolve_threads(int t) {
+  if (t > 0) return t;
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc ? static_cast<int>(hc) : 1;
+}
+
+}  // namespace
+
+struct Model::Impl {
+  Graph graph;
+  EngineOptions options;
+  ModelInfo info;
+  std::unique_ptr<detail::Executor> exec;
+
+  void compile() {
+    if (options.backend == Backend::Reference) {
+      exec = std::make_unique<ReferenceExecutor>(graph);
+      info.nodes_executed = exec->kernels();
+    } else {
+      exec = cpu::compile(graph, resolve_threads(options.threads), info);
+    }
+  }
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::from_graph(Graph graph, const std::string& source, const EngineOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->info.source = source;
+  impl->info.name = graph.name;
+  impl->info.nodes_imported = static_cast<int>(graph.nodes.size());
+  if (graph.inputs.size() != 1 || graph.outputs.size() != 1)
+    throw Error(ErrorKind::Unsupported, source + ": vinfer runs networks with one input and one output (this one has " +
+                                            std::to_string(graph.inputs.size()) + " and " + std::to_string(graph.outputs.size()) + ")");
+  try {
+    detail::optimize(graph, options.limits, options.optimize, &impl->info.passes);
+  } catch (const Error& e) {
+    throw Error(e.kind(), source + ": " + e.what());
+  }
+  for (const Value& v : graph.values)
+    if (v.constant && v.dtype == DType::F32) impl->info.weight_bytes += v.constant->numel() * 4;
+  impl->graph = std::move(graph);
+  impl->compile();
+  return Model(std::move(impl));
+}
+
+Model Model::load_onnx_memory(const std::uint8_t* data, std::size_t size, const std::string& name, const EngineOptions& options) {
+  return from_graph(detail::import_onnx(data, size, name, {}, options.limits), name, options);
+}
+
+Model Model::load_onnx(const std::string& path, const EngineOptions& options) {
+  std::vector<std::uint8_t> bytes;
+  detail::read_file(path, bytes, static_cast<std::uint64_t>(options.max_file_bytes));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return from_graph(detail::import_onnx(bytes.data(), bytes.size(), path, dir, options.limits), path, options);
+}
+
+const Shape& Model::input_shape() const { return impl_->graph.value(impl_->graph.inputs.at(0)).shape; }
+const Shape& Model::output_shape() const { return impl_->graph.value(impl_->graph.outputs.at(0)).shape; }
+std::size_t Model::input_size() const { return static_cast<std::size_t>(numel(input_shape())); }
+std::size_t Model::output_size() const { return static_cast<std::size_t>(numel(output_shape())); }
+const ModelInfo& Model::info() const { return impl_->info; }
+const Graph& Model::graph() const { return impl_->graph; }
+
+void Model::run(const float* input, float* output) { impl_->exec->run(input, output); }
+
+std::vector<LayerProfile> Model::profile(const float* input, float* output) { return impl_->exec->profile(input, output); }
+int Model::threads() const { return resolve_threads(impl_->options.threads); }
+
+void Model::set_threads(int threads) {
+  if (threads == impl_->options.threads) return;
+  impl_->options.threads = threads;
+  impl_->exec.reset();
+  impl_->compile();  // oneDNN sizes its work for the thread count at creation
+}
+
+}  // namespace vinfer

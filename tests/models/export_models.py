@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Exports torchvision networks with random weights to ONNX, with PyTorch's own
+output on a fixed input, for vinfer's parity tests.
+
+    python3 tests/models/export_models.py OUT_DIR densenet121 resnet18 ...
+
+For each NAME it writes OUT_DIR/NAME.onnx, NAME.input.npy (1x3x224x224) and
+NAME.torch.npy (PyTorch's logits). The weights are torchvision's random
+initialisation, and every BatchNorm gets random running statistics and affine
+parameters, so that folding them is really tested. Labels from these models are
+meaningless; they exist to compare numbers. Works with Debian's python3-torch
+1.13 (CI) and PyPI's torch 2.x (scripts/peers).
+"""
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+ALL = ["densenet121", "densenet169", "densenet201", "vgg11", "vgg16", "vgg19", "vgg11_bn", "vgg16_bn", "vgg19_bn",
+       "resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0"]
+CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"]
+
+
+def randomize_batchnorm(model, gen):
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            c = m.num_features
+            m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(c, generator=gen) * 0.5 + 0.75)
+            m.weight.data.copy_(torch.rand(c, generator=gen) * 0.5 + 0.75)
+            m.bias.data.copy_(torch.randn(c, generator=gen) * 0.1)
+
+
+def export(name, out_dir, opset):
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(1)
+    model = getattr(torchvision.models, name)()
+    with torch.no_grad():
+        randomize_batchnorm(model, gen)
+    model.eval()
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        y = model(x)
+    path = os.path.join(out_dir, name + ".onnx")
+    kwargs = dict(opset_version=opset, input_names=["input"], output_names=["logits"], do_constant_folding=True)
+    if int(torch.__version__.split(".")[0]) >= 2:
+        kwargs["dynamo"] = False  # the TorchScript exporter: opsets 11-17, what vinfer reads
+    torch.onnx.export(model, x, path, **kwargs)
+    np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(out_dir, name + ".torch.npy"), y.numpy().astype(np.float32))
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    names = sys.argv[2:] or CI
+    if names == ["all"]:
+        names = ALL
+    opset = int(os.environ.get("VINFER_OPSET", "13"))
+    os.makedirs(out_dir, exist_ok=True)
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for name in names:
+        if name not in ALL:
+            sys.exit(f"unknown model {name}; known: {' '.join(ALL)}")
+        if os.path.exists(os.path.join(out_dir, name + ".torch.npy")) and os.path.exists(os.path.join(out_dir, name + ".onnx")):
+            continue
+        t = time.time()
+        export(name, out_dir, opset)
+        print(f"{name}: exported in {time.time() - t:.1f} s (torch {torch.__version__}, opset {opset})")
+
+
+if __name__ == "__main__":
+    main()
