@@ -144,7 +144,8 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     if (i >= in.size() || !in[i]) throw Error(ErrorKind::Internal, n.label() + ": missing input " + std::to_string(i));
     return *in[i];
   };
-  auto opt = [&](std::size_t i) -> const TensorData* { return i < in.size() ? in[i] : nullptr; };
+  // Optional inputs only: Sum post-op operands follow the node's own inputs in `in`.
+  auto opt = [&](std::size_t i) -> const TensorData* { return i < in.size() && i < n.inputs.size() ? in[i] : nullptr; };
   std::vector<TensorData> res;
   res.push_back(make(out_type(0), out_shape(0)));
   TensorData& y = res[0];

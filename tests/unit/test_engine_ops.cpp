@@ -1,0 +1,233 @@
+// Every CPU kernel against the reference kernels (graph/reference.cpp) on
+// small graphs covering each attribute: the oneDNN backend, with the fusion
+// passes on, must give the reference's numbers with the passes off.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+TensorData random_tensor(Shape s, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(numel(s)));
+  for (float& x : v) x = d(rng);
+  return TensorData::f32(std::move(s), std::move(v));
+}
+
+// Runs `g` on the CPU backend (optimized) and the reference (unoptimized); returns max |diff| / max |ref|.
+double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* graph_nodes = nullptr) {
+  EngineOptions ref_opt;
+  ref_opt.backend = Backend::Reference;
+  ref_opt.optimize = false;
+  Model ref = Model::from_graph(g, "test", ref_opt);
+  EngineOptions cpu_opt;
+  cpu_opt.threads = 2;
+  Model cpu = Model::from_graph(g, "test", cpu_opt);
+  if (info) *info = cpu.info();
+  if (graph_nodes) *graph_nodes = cpu.graph().nodes.size();
+  const TensorData x = random_tensor(ref.input_shape(), 99);
+  std::vector<float> a(ref.output_size()), b(cpu.output_size(), NAN);
+  EXPECT_EQ(a.size(), b.size());
+  ref.run(x.f.data(), a.data());
+  cpu.run(x.f.data(), b.data());
+  double diff = 0, scale = 1e-30;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(a[i])));
+  }
+  return diff / scale;
+}
+
+Graph conv_graph(Shape x, std::int64_t m, Ints k, std::map<std::string, AttrValue> attrs, bool bias, unsigned seed) {
+  Graph g;
+  const int in = g.add_input("x", x);
+  const std::int64_t group = attrs.count("group") ? std::get<std::int64_t>(attrs["group"]) : 1;
+  const int w = g.add_constant("w", random_tensor({m, x[1] / group, k[0], k[1]}, seed));
+  std::vector<int> ins{in, w};
+  if (bias) ins.push_back(g.add_constant("b", random_tensor({m}, seed + 1)));
+  g.mark_output(g.add_node("Conv", ins, attrs)[0]);
+  return g;
+}
+
+TEST(EngineOps, ConvVariants) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::int64_t m;
+    Ints k;
+    std::map<std::string, AttrValue> attrs;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {"first layer, 3 channels, stride 2", {1, 3, 31, 29}, 16, {7, 7}, {{"strides", Ints{2, 2}}, {"pads", Ints{3, 3, 3, 3}}}, true},
+      {"1x1 no bias", {1, 32, 9, 9}, 24, {1, 1}, {}, false},
+      {"asymmetric pads", {1, 16, 10, 12}, 8, {3, 3}, {{"pads", Ints{0, 1, 2, 1}}}, true},
+      {"dilation 2", {1, 8, 15, 15}, 8, {3, 3}, {{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}, true},
+      {"groups 2", {1, 16, 8, 8}, 32, {3, 3}, {{"group", std::int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}}, true},
+      {"depthwise stride 2", {1, 24, 13, 13}, 24, {3, 3}, {{"group", std::int64_t{24}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}, true},
+      {"channels not a multiple of 8", {1, 12, 7, 9}, 10, {3, 1}, {{"pads", Ints{1, 0, 1, 0}}}, true},
+      {"SAME_UPPER", {1, 8, 10, 11}, 8, {3, 3}, {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}, true},
+  };
+  unsigned seed = 1;
+  for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
+}
+
+TEST(EngineOps, Pools) {
+  struct Case {
+    const char* op;
+    std::map<std::string, AttrValue> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", std::int64_t{1}}}},  // SqueezeNet
+      {"MaxPool", {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}},     // ResNet
+      {"MaxPool", {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}}},
+      {"AveragePool", {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}},  // DenseNet transition
+      {"AveragePool", {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", std::int64_t{1}}}},
+      {"AveragePool", {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}},
+      {"AveragePool", {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", std::int64_t{1}}}},
+      {"GlobalAveragePool", {}},
+      {"ReduceMean", {{"axes", Ints{2, 3}}, {"keepdims", std::int64_t{1}}}},
+      {"ReduceMean", {{"axes", Ints{-1, -2}}, {"keepdims", std::int64_t{0}}}},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", {1, 16, 14, 13});
+    g.mark_output(g.add_node(c.op, {x}, c.attrs)[0]);
+    EXPECT_LT(cpu_vs_reference(g), 1e-6) << c.op;
+  }
+}
+
+TEST(EngineOps, ElementwiseAndBroadcast) {
+  for (const char* op : {"Add", "Mul", "Sub", "Div"}) {
+    Graph g;
+    const int x = g.add_input("x", {1, 16, 5, 6});
+    const int s = g.add_constant("s", random_tensor({1, 16, 1, 1}, 3, 0.5f, 2.f));
+    const int r = g.add_node("Relu", {x})[0];
+    const int y = g.add_node(op, {r, s})[0];
+    g.mark_output(g.add_node("Sigmoid", {y})[0]);
+    EXPECT_LT(cpu_vs_reference(g), 1e-6) << op;
+  }
+  // Both operands runtime values, one broadcast (EfficientNet's squeeze-excitation).
+  Graph g;
+  const int x = g.add_input("x", {1, 24, 6, 6});
+  const int p = g.add_node("GlobalAveragePool", {x})[0];
+  const int s = g.add_node("Sigmoid", {p})[0];
+  g.mark_output(g.add_node("Mul", {x, s})[0]);
+  EXPECT_LT(cpu_vs_reference(g), 1e-6);
+}
+
+TEST(EngineOps, GemmMatMulSoftmax) {
+  for (int tb = 0; tb < 2; ++tb) {
+    Graph g;
+    const int x = g.add_input("x", {1, 40});
+    const int w = g.add_constant("w", random_tensor(tb ? Shape{30, 40} : Shape{40, 30}, 5));
+    const int b = g.add_constant("b", random_tensor({30}, 6));
+    const int y = g.add_node("Gemm", {x, w, b}, {{"transB", std::int64_t{tb}}, {"alpha", 0.5f}, {"beta", 2.f}})[0];
+    const int r = g.add_node("Relu", {y})[0];
+    g.mark_output(g.add_node("Softmax", {r}, {{"axis", std::int64_t{1}}})[0]);
+    EXPECT_LT(cpu_vs_reference(g), 1e-6) << "transB " << tb;
+  }
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 2, 2});
+  const int f = g.add_node("Flatten", {x})[0];
+  const int w = g.add_constant("w", random_tensor({32, 10}, 7));
+  g.mark_output(g.add_node("MatMul", {f, w})[0]);
+  EXPECT_LT(cpu_vs_reference(g), 1e-6);
+  // Opset < 13 Softmax normalizes over everything from `axis` on.
+  Graph s;
+  const int sx = s.add_input("x", {1, 3, 4});
+  s.mark_output(s.add_node("Softmax", {sx}, {{"axis", std::int64_t{1}}, {"vinfer.opset", std::int64_t{11}}})[0]);
+  EXPECT_LT(cpu_vs_reference(s), 1e-6);
+}
+
+TEST(EngineOps, ConcatCopiesWhenChannelsAreNotBlockAligned) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 6, 6});
+  const int a = g.add_node("Conv", {x, g.add_constant("wa", random_tensor({5, 8, 1, 1}, 1))})[0];
+  const int b = g.add_node("Conv", {x, g.add_constant("wb", random_tensor({7, 8, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  g.mark_output(g.add_node("Concat", {a, b}, {{"axis", std::int64_t{1}}})[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(g, &info), 1e-5);
+  EXPECT_EQ(info.concats_in_place, 0);
+}
+
+TEST(EngineOps, DenseBlockConcatenationsAreFree) {
+  // cat(x0), cat(x0, f1), cat(x0, f1, f2) as torchvision's DenseNet builds them.
+  Graph g;
+  const int x = g.add_input("x", {1, 16, 8, 8});
+  const int x0 = g.add_node("Relu", {x})[0];
+  std::vector<int> feats{x0};
+  int out = -1;
+  for (int layer = 0; layer < 3; ++layer) {
+    const int cat = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
+    const std::int64_t c = 16 + 8 * layer;
+    const int bn = g.add_node("BatchNormalization",
+                              {cat, g.add_constant("g" + std::to_string(layer), random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
+                               g.add_constant("b" + std::to_string(layer), random_tensor({c}, 20 + layer)),
+                               g.add_constant("m" + std::to_string(layer), random_tensor({c}, 30 + layer)),
+                               g.add_constant("v" + std::to_string(layer), random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
+    const int r = g.add_node("Relu", {bn})[0];
+    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), random_tensor({8, c, 3, 3}, 50 + layer))},
+                             {{"pads", Ints{1, 1, 1, 1}}})[0];
+    feats.push_back(f);
+  }
+  out = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
+  g.mark_output(g.add_node("GlobalAveragePool", {out})[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(g, &info), 1e-5);
+  EXPECT_EQ(info.concats_in_place, 4);  // every Concat, including the block's output
+}
+
+TEST(EngineOps, ResidualAndActivationFusion) {
+  // ResNet's basic block and MobileNet's Clip(0, 6) and EfficientNet's x * sigmoid(x).
+  Graph g;
+  const int x = g.add_input("x", {1, 16, 9, 9});
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", random_tensor({16, 16, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int r1 = g.add_node("Clip", {c1, g.add_constant("lo", TensorData::f32({}, {0.f})), g.add_constant("hi", TensorData::f32({}, {0.6f}))})[0];
+  const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", random_tensor({16, 16, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int add = g.add_node("Add", {c2, x})[0];
+  const int r2 = g.add_node("Relu", {add})[0];
+  const int c3 = g.add_node("Conv", {r2, g.add_constant("w3", random_tensor({8, 16, 1, 1}, 3))})[0];
+  const int s = g.add_node("Sigmoid", {c3})[0];
+  g.mark_output(g.add_node("Mul", {c3, s})[0]);
+  std::size_t nodes = 0;
+  EXPECT_LT(cpu_vs_reference(g, nullptr, &nodes), 1e-5);
+  EXPECT_EQ(nodes, 3u);  // three convolutions, everything else fused into them
+}
+
+TEST(EngineOps, UnsupportedOperatorNamesTheNode) {
+  Graph g;
+  const int x = g.add_input("x", {1, 4});
+  g.mark_output(g.add_node("Tanh", {x}, {}, 1, "my_tanh")[0]);
+  try {
+    Model::from_graph(g, "test");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("Tanh 'my_tanh'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EngineOps, WrongShapesAreBadInput) {
+  Graph g;
+  const int x = g.add_input("x", {1, 4, 5, 5});
+  g.mark_output(g.add_node("Conv", {x, g.add_constant("w", random_tensor({8, 3, 3, 3}, 1))})[0]);
+  try {
+    Model::from_graph(g, "test");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("input channels"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vinfer

@@ -1,0 +1,195 @@
+// Each graph pass on a small graph: what it rewrites, and that the rewritten
+// graph still means the same (reference evaluation before and after).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "graph/passes.hpp"
+#include "runtime/concat_views.hpp"
+#include "runtime/memory_plan.hpp"
+#include "vinfer/engine.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+TensorData rnd(Shape s, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(numel(s)));
+  for (float& x : v) x = d(rng);
+  return TensorData::f32(std::move(s), std::move(v));
+}
+
+// Reference output of a graph, with or without the passes (so the pass's rewrite is what is checked).
+std::vector<float> evaluate(const Graph& g, bool optimize) {
+  EngineOptions o;
+  o.backend = Backend::Reference;
+  o.optimize = optimize;
+  Model m = Model::from_graph(g, "test", o);
+  const TensorData x = rnd(m.input_shape(), 7);
+  std::vector<float> y(m.output_size());
+  m.run(x.f.data(), y.data());
+  return y;
+}
+
+void expect_same_meaning(const Graph& g) {
+  const std::vector<float> a = evaluate(g, false), b = evaluate(g, true);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5f * (1.f + std::fabs(a[i]))) << i;
+}
+
+int count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+int add_bn(Graph& g, int x, std::int64_t c, unsigned seed) {
+  return g.add_node("BatchNormalization", {x, g.add_constant("g", rnd({c}, seed, 0.5f, 1.5f)), g.add_constant("b", rnd({c}, seed + 1)),
+                                           g.add_constant("m", rnd({c}, seed + 2)), g.add_constant("v", rnd({c}, seed + 3, 0.5f, 1.5f))},
+                    {{"epsilon", 1e-3f}})[0];
+}
+
+TEST(Passes, FoldConstantsRemovesShapeArithmetic) {
+  // x.view(x.size(0), -1) as old exporters write it: Shape -> Gather -> Unsqueeze -> Concat -> Reshape.
+  Graph g;
+  const int x = g.add_input("x", {1, 4, 3, 3});
+  const int shape = g.add_node("Shape", {x})[0];
+  const int idx = g.add_constant("i", TensorData::i64({}, {0}));
+  const int n = g.add_node("Gather", {shape, idx}, {{"axis", std::int64_t{0}}})[0];
+  const int u = g.add_node("Unsqueeze", {n}, {{"axes", Ints{0}}})[0];
+  const int minus1 = g.add_constant("m1", TensorData::i64({1}, {-1}));
+  const int spec = g.add_node("Concat", {u, minus1}, {{"axis", std::int64_t{0}}})[0];
+  g.mark_output(g.add_node("Reshape", {x, spec})[0]);
+  Graph h = g;
+  EXPECT_EQ(fold_constants(h, GraphLimits{}), 4);
+  ASSERT_EQ(h.nodes.size(), 1u);
+  EXPECT_EQ(h.nodes[0].op, "Reshape");
+  EXPECT_EQ(h.value(h.outputs[0]).shape, (Shape{1, 36}));
+  expect_same_meaning(g);
+}
+
+TEST(Passes, FoldBatchNormIntoConv) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 6, 6});
+  const int c = g.add_node("Conv", {x, g.add_constant("w", rnd({16, 8, 3, 3}, 1))})[0];
+  g.mark_output(add_bn(g, c, 16, 10));
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(fold_batchnorm(h), 1);
+  EXPECT_EQ(count(h, "BatchNormalization"), 0);
+  EXPECT_EQ(h.nodes[0].inputs.size(), 3u);  // gained a bias
+  expect_same_meaning(g);
+}
+
+TEST(Passes, BatchNormNotFoldedWhenConvResultIsShared) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 6, 6});
+  const int c = g.add_node("Conv", {x, g.add_constant("w", rnd({8, 8, 1, 1}, 1))})[0];
+  const int bn = add_bn(g, c, 8, 10);
+  g.mark_output(g.add_node("Add", {bn, c})[0]);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(fold_batchnorm(h), 0);
+  EXPECT_EQ(batchnorm_to_scale_shift(h), 1);
+  EXPECT_EQ(count(h, "vinfer.ScaleShift"), 1);
+  expect_same_meaning(g);
+}
+
+TEST(Passes, FuseActivations) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 5, 5});
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", rnd({8, 8, 1, 1}, 1))})[0];
+  const int r = g.add_node("Relu", {c1})[0];
+  const int c2 = g.add_node("Conv", {r, g.add_constant("w2", rnd({8, 8, 1, 1}, 2))})[0];
+  const int s = g.add_node("Sigmoid", {c2})[0];
+  const int sw = g.add_node("Mul", {s, c2})[0];  // SiLU, operands either way round
+  const int c3 = g.add_node("Conv", {sw, g.add_constant("w3", rnd({8, 8, 1, 1}, 3))})[0];
+  const int keep = g.add_node("Relu", {c3})[0];
+  g.mark_output(g.add_node("Add", {keep, c3})[0]);  // c3 has two readers: its Relu must stay
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(fuse_activations(h), 2);
+  ASSERT_EQ(h.nodes[0].post_ops.size(), 1u);
+  EXPECT_EQ(h.nodes[0].post_ops[0].kind, PostOp::Relu);
+  EXPECT_EQ(h.nodes[1].post_ops[0].kind, PostOp::Swish);
+  EXPECT_EQ(count(h, "Relu"), 1);
+  EXPECT_EQ(count(h, "Mul"), 0);
+  expect_same_meaning(g);
+}
+
+TEST(Passes, FuseResidualAddOnlyWhenTheOtherOperandIsReady) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 5, 5});
+  const int a = g.add_node("Conv", {x, g.add_constant("wa", rnd({8, 8, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int b = g.add_node("Conv", {x, g.add_constant("wb", rnd({8, 8, 1, 1}, 2))})[0];
+  // a runs before b exists: the Sum goes on b (the later Conv), not on a.
+  const int sum = g.add_node("Add", {a, b})[0];
+  g.mark_output(g.add_node("Relu", {sum})[0]);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(fuse_residual_add(h), 1);
+  ASSERT_EQ(h.nodes[1].post_ops.size(), 1u);
+  EXPECT_EQ(h.nodes[1].post_ops[0].kind, PostOp::Sum);
+  EXPECT_EQ(h.nodes[1].post_ops[0].sum_input, a);
+  EXPECT_EQ(fuse_activations(h), 1);
+  EXPECT_EQ(h.nodes.size(), 2u);
+  expect_same_meaning(g);
+}
+
+TEST(Passes, RemoveIdentitiesZeroPadsAndDeadNodes) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 4, 4});
+  const int i = g.add_node("Identity", {x})[0];
+  const int d = g.add_node("Dropout", {i})[0];
+  const int p0 = g.add_node("Pad", {d, g.add_constant("zeros", TensorData::i64({8}, {0, 0, 0, 0, 0, 0, 0, 0}))})[0];
+  const int p1 = g.add_node("Pad", {p0, g.add_constant("p", TensorData::i64({8}, {0, 0, 1, 1, 0, 0, 1, 1}))})[0];
+  const int c = g.add_node("Conv", {p1, g.add_constant("w", rnd({8, 8, 3, 3}, 1))})[0];
+  g.add_node("Relu", {x});  // nobody reads it
+  g.mark_output(c);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(remove_identities(h), 3);
+  EXPECT_EQ(fold_pad(h), 1);
+  EXPECT_EQ(h.nodes.size(), 2u);
+  EXPECT_EQ(remove_dead_nodes(h), 1);
+  ASSERT_EQ(h.nodes.size(), 1u);
+  EXPECT_EQ(h.nodes[0].get_ints("pads"), (Ints{1, 1, 1, 1}));
+  expect_same_meaning(g);
+}
+
+TEST(MemoryPlan, ReusesMemoryOnlyAcrossDisjointLifetimes) {
+  std::vector<PlanBuffer> b(4);
+  b[0] = {1000, -1, 0, 0, 1};
+  b[1] = {1000, -1, 0, 1, 2};  // overlaps 0 at step 1
+  b[2] = {1000, -1, 0, 2, 3};  // overlaps 1, not 0: may take 0's place
+  b[3] = {100, 2, 512, 2, 3};  // a view inside 2
+  const MemoryPlan p = plan_memory(b);
+  EXPECT_NE(p.address[0], p.address[1]);
+  EXPECT_NE(p.address[1], p.address[2]);
+  EXPECT_EQ(p.address[2], p.address[0]);
+  EXPECT_EQ(p.address[3], p.address[2] + 512);
+  EXPECT_EQ(p.arena_bytes, 2048);  // two 1000-byte buffers, 64-byte aligned
+  EXPECT_EQ(p.naive_bytes, 3 * 1024);
+}
+
+TEST(ConcatViews, SharedInputAtDifferentOffsetsIsCopied) {
+  // cat(a, b) and cat(b, a): b cannot sit at two places; one Concat stays a copy.
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 2, 2});
+  const int a = g.add_node("Relu", {x})[0];
+  const int b = g.add_node("Sigmoid", {x})[0];
+  const int c1 = g.add_node("Concat", {a, b}, {{"axis", std::int64_t{1}}})[0];
+  const int c2 = g.add_node("Concat", {b, a}, {{"axis", std::int64_t{1}}})[0];
+  g.mark_output(g.add_node("Add", {c1, c2})[0]);
+  infer_shapes(g);
+  const ConcatViews v = plan_concat_views(g, [](int) { return true; }, [&](int id) { return numel(g.value(id).shape) * 4; });
+  EXPECT_EQ(v.count, 1);
+  EXPECT_TRUE(v.node_is_view[3] != v.node_is_view[2]);
+}
+
+}  // namespace
+}  // namespace vinfer::detail
