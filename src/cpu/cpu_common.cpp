@@ -19,9 +19,14 @@ memory::desc plain_md(const Shape& s) {
   return memory::desc(to_dims(s), memory::data_type::f32, tags[s.size()]);
 }
 
+int channel_block() {
+  static const int block = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
+  return block;
+}
+
 memory::desc blocked_md(const Shape& s) {
   if (s.size() != 4) throw Error(ErrorKind::Internal, "blocked layout needs a 4-D tensor, got " + shape_str(s));
-  return memory::desc(to_dims(s), memory::data_type::f32, Tag::nChw8c);
+  return memory::desc(to_dims(s), memory::data_type::f32, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
 }
 
 memory::desc md_for(const Shape& s, Form form) { return form == Form::Blocked ? blocked_md(s) : plain_md(s); }

@@ -23,7 +23,7 @@ using Tag = memory::format_tag;
 // How a value is stored in the arena.
 enum class Form {
   Plain,    // row-major (NCHW for 4-D), exactly the ONNX tensor
-  Blocked,  // nChw8c: channels in blocks of 8, zero-padded (4-D only)
+  Blocked,  // nChw8c or nChw16c (channel_block()): channels in blocks, zero-padded (4-D only)
 };
 
 struct TensorRef {
@@ -72,6 +72,8 @@ class BuildContext {
   virtual void add(std::unique_ptr<CpuOp> op) = 0;
 };
 
+// Channels per block of the Blocked form: 16 where oneDNN runs AVX-512 kernels, else 8.
+int channel_block();
 memory::desc plain_md(const Shape& s);
 memory::desc blocked_md(const Shape& s);
 memory::desc md_for(const Shape& s, Form form);

@@ -44,19 +44,30 @@ void scale_shift_row(const float* x, float* y, std::int64_t n, float s, float b,
   apply_post(y, n, post, sum);
 }
 
-void scale_shift_block8(const float* x, float* y, std::int64_t n, const float* s, const float* b, const std::vector<PostOp>& post,
-                        const float* sum) {
-  float sv[8], bv[8];
-  std::copy(s, s + 8, sv);
-  std::copy(b, b + 8, bv);
+namespace {
+
+template <int B>
+void blocked_impl(const float* x, float* y, std::int64_t n, const float* s, const float* b, const std::vector<PostOp>& post,
+                  const float* sum) {
+  float sv[B], bv[B];
+  std::copy(s, s + B, sv);
+  std::copy(b, b + B, bv);
   if (is_single_relu(post)) {
     for (std::int64_t i = 0; i < n; ++i)
-      for (int c = 0; c < 8; ++c) y[i * 8 + c] = std::max(x[i * 8 + c] * sv[c] + bv[c], 0.f);
+      for (int c = 0; c < B; ++c) y[i * B + c] = std::max(x[i * B + c] * sv[c] + bv[c], 0.f);
     return;
   }
   for (std::int64_t i = 0; i < n; ++i)
-    for (int c = 0; c < 8; ++c) y[i * 8 + c] = x[i * 8 + c] * sv[c] + bv[c];
-  apply_post(y, n * 8, post, sum);
+    for (int c = 0; c < B; ++c) y[i * B + c] = x[i * B + c] * sv[c] + bv[c];
+  apply_post(y, n * B, post, sum);
+}
+
+}  // namespace
+
+void scale_shift_blocked(const float* x, float* y, std::int64_t n, int block, const float* s, const float* b,
+                         const std::vector<PostOp>& post, const float* sum) {
+  if (block == 16) blocked_impl<16>(x, y, n, s, b, post, sum);
+  else blocked_impl<8>(x, y, n, s, b, post, sum);
 }
 
 }  // namespace vinfer::cpu

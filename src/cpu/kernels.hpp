@@ -10,8 +10,9 @@ namespace vinfer::cpu {
 
 // y[i] = post(x[i] * s + b) over one channel's row of n values.
 void scale_shift_row(const float* x, float* y, std::int64_t n, float s, float b, const std::vector<PostOp>& post, const float* sum);
-// The same over n pixels of one nChw8c block: 8 channels interleaved, s and b point at 8 values.
-void scale_shift_block8(const float* x, float* y, std::int64_t n, const float* s, const float* b, const std::vector<PostOp>& post,
-                        const float* sum);
+// The same over n pixels of one channel block (nChw8c/16c): `block` channels
+// interleaved; s and b point at `block` values.
+void scale_shift_blocked(const float* x, float* y, std::int64_t n, int block, const float* s, const float* b,
+                         const std::vector<PostOp>& post, const float* sum);
 
 }  // namespace vinfer::cpu

@@ -11,7 +11,7 @@ void build_concat(BuildContext& ctx, const Node& n) {
   const int axis = detail::normalize_axis(n, n.get_int("axis", 1), ys.size());
   // Blocked only when every channel slice starts on a block boundary.
   bool blocked = ys.size() == 4;
-  for (int v : n.inputs) blocked &= axis != 1 || g.value(v).shape[1] % 8 == 0;
+  for (int v : n.inputs) blocked &= axis != 1 || g.value(v).shape[1] % channel_block() == 0;
   const Form form = blocked ? Form::Blocked : Form::Plain;
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<memory::desc> srcs;

@@ -16,7 +16,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const Shape& ys = g.value(n.outputs[0]).shape;
 
   // The first convolution of a network reads the plain 3-channel image directly.
-  const Form in_form = ctx.has_form(n.inputs[0], Form::Blocked) || xs[1] % 8 == 0 ? Form::Blocked : Form::Plain;
+  const Form in_form = ctx.has_form(n.inputs[0], Form::Blocked) || xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
   TensorRef src = ctx.input(n.inputs[0], in_form);
   TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
 

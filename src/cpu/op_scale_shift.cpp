@@ -18,6 +18,7 @@ class ScaleShiftOp : public CpuOp {
   std::vector<float> scale, shift;  // padded to whole channel blocks with zeros
   std::int64_t channels = 0, inner = 0, outer = 0;  // [outer, channels, inner] (plain) or blocks (blocked)
   bool blocked = false;
+  std::int64_t block = 8;
   std::vector<PostOp> post;
   float* src = nullptr;
   float* dst = nullptr;
@@ -33,15 +34,16 @@ class ScaleShiftOp : public CpuOp {
 
   void execute(dnnl::stream&) override {
     // Rows of `inner` contiguous values that share one channel (plain), or
-    // blocks of 8 channels x spatial (blocked).
-    const std::int64_t rows = blocked ? outer * ((channels + 7) / 8) : outer * channels;
-    const std::int64_t row_len = blocked ? inner * 8 : inner;
+    // blocks of `block` channels x spatial (blocked).
+    const std::int64_t nb = (channels + block - 1) / block;
+    const std::int64_t rows = blocked ? outer * nb : outer * channels;
+    const std::int64_t row_len = blocked ? inner * block : inner;
 #pragma omp parallel for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t c = blocked ? (r % ((channels + 7) / 8)) * 8 : r % channels;
+      const std::int64_t c = blocked ? (r % nb) * block : r % channels;
       const std::size_t off = static_cast<std::size_t>(r * row_len);
       if (blocked) {
-        scale_shift_block8(src + off, dst + off, inner, &scale[static_cast<std::size_t>(c)], &shift[static_cast<std::size_t>(c)], post,
+        scale_shift_blocked(src + off, dst + off, inner, static_cast<int>(block), &scale[static_cast<std::size_t>(c)], &shift[static_cast<std::size_t>(c)], post,
                            sum ? sum + off : nullptr);
       } else {
         scale_shift_row(src + off, dst + off, inner, scale[static_cast<std::size_t>(c)], shift[static_cast<std::size_t>(c)], post,
@@ -49,11 +51,10 @@ class ScaleShiftOp : public CpuOp {
       }
     }
     // Padded channels of the last block must stay zero for the next layer.
-    if (blocked && channels % 8 != 0) {
-      const std::int64_t nb = (channels + 7) / 8;
+    if (blocked && channels % block != 0) {
       for (std::int64_t o = 0; o < outer; ++o) {
-        float* blk = dst + ((o * nb + nb - 1) * inner) * 8;
-        for (std::int64_t i = 0; i < inner; ++i) std::fill(blk + i * 8 + channels % 8, blk + i * 8 + 8, 0.f);
+        float* blk = dst + ((o * nb + nb - 1) * inner) * block;
+        for (std::int64_t i = 0; i < inner; ++i) std::fill(blk + i * block + channels % block, blk + (i + 1) * block, 0.f);
       }
     }
   }
@@ -73,7 +74,8 @@ void build_scale_shift(BuildContext& ctx, const Node& n) {
   op->channels = s[1];
   op->outer = s[0];
   op->inner = numel(s) / (s[0] * s[1]);
-  const std::size_t padded = static_cast<std::size_t>((s[1] + 7) / 8 * 8);
+  op->block = channel_block();
+  const std::size_t padded = static_cast<std::size_t>((s[1] + op->block - 1) / op->block * op->block);
   op->scale.assign(padded, 0.f);
   op->shift.assign(padded, 0.f);
   std::copy(sc->f.begin(), sc->f.end(), op->scale.begin());

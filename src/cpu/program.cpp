@@ -1,5 +1,5 @@
 // The CPU backend: turns the optimized graph into a list of ops over one
-// arena. Layouts: 4-D activations are kept in oneDNN's nChw8c from layer to
+// arena. Layouts: 4-D activations are kept in oneDNN's nChw8c/16c from layer to
 // layer (no reorder per layer); a conversion is inserted only where an op
 // needs the other form (the network input, Flatten before a Gemm).
 #include <chrono>
@@ -49,7 +49,7 @@ class Program final : public BuildContext, public detail::Executor {
         g_,
         [&](int v) {
           const Value& val = g_.value(v);
-          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && val.shape[1] % 8 == 0 &&
+          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && val.shape[1] % channel_block() == 0 &&
                  !is_reshape(producer[static_cast<std::size_t>(v)]);
         },
         [&](int v) { return static_cast<std::int64_t>(blocked_md(g_.value(v).shape).get_size()); });

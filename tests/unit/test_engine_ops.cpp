@@ -160,7 +160,8 @@ TEST(EngineOps, ConcatCopiesWhenChannelsAreNotBlockAligned) {
 }
 
 TEST(EngineOps, DenseBlockConcatenationsAreFree) {
-  // cat(x0), cat(x0, f1), cat(x0, f1, f2) as torchvision's DenseNet builds them.
+  // cat(x0), cat(x0, f1), cat(x0, f1, f2) as torchvision's DenseNet builds them,
+  // growth 16: whole channel blocks for both 8- and 16-channel blocking.
   Graph g;
   const int x = g.add_input("x", {1, 16, 8, 8});
   const int x0 = g.add_node("Relu", {x})[0];
@@ -168,14 +169,14 @@ TEST(EngineOps, DenseBlockConcatenationsAreFree) {
   int out = -1;
   for (int layer = 0; layer < 3; ++layer) {
     const int cat = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
-    const std::int64_t c = 16 + 8 * layer;
+    const std::int64_t c = 16 + 16 * layer;
     const int bn = g.add_node("BatchNormalization",
                               {cat, g.add_constant("g" + std::to_string(layer), random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
                                g.add_constant("b" + std::to_string(layer), random_tensor({c}, 20 + layer)),
                                g.add_constant("m" + std::to_string(layer), random_tensor({c}, 30 + layer)),
                                g.add_constant("v" + std::to_string(layer), random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
     const int r = g.add_node("Relu", {bn})[0];
-    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), random_tensor({8, c, 3, 3}, 50 + layer))},
+    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), random_tensor({16, c, 3, 3}, 50 + layer))},
                              {{"pads", Ints{1, 1, 1, 1}}})[0];
     feats.push_back(f);
   }

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Forward pass side by side: vinfer, ONNX Runtime, OpenVINO and PyTorch on the
+same networks (random weights; speed does not depend on them), batch 1, on
+this machine, in one run.
+
+    .venv-peers/bin/python bench/peers/bench_engine.py [--models densenet121,...] [--loops 30] [--rounds 3]
+
+Every engine runs in its own process, one after the other, and the whole
+sequence repeats --rounds times (so that drift on a shared machine hits every
+engine alike); each figure is the median over all its rounds' samples.
+Settings: "threads=cores" sets each engine's intra-op threads to the number of
+cores; "default" leaves the engine alone. Writes out/bench_engine.{json,md}.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+VINFER = os.path.join(ROOT, "build", "vinfer")
+EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
+CORES = os.cpu_count() or 1
+
+
+def timeit(fn, loops, warmup):
+    for _ in range(warmup):
+        fn()
+    ts = []
+    for _ in range(loops):
+        t = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t) * 1000)
+    return ts
+
+
+def child(engine, setting, model_dir, name, loops, warmup):
+    import numpy as np
+    onnx_path = os.path.join(model_dir, name + ".onnx")
+    x = np.load(os.path.join(model_dir, name + ".input.npy"))
+    threads = CORES if setting == "threads=cores" else None
+    if engine == "onnxruntime":
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        if threads:
+            so.intra_op_num_threads = threads
+        s = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        feed = {s.get_inputs()[0].name: x}
+        return timeit(lambda: s.run(None, feed), loops, warmup), ort.__version__
+    if engine == "openvino":
+        import openvino as ov
+        core = ov.Core()
+        # Best settings keep float32: OpenVINO's default on CPUs with bf16 support is
+        # bfloat16 inference, which misses the 1e-3 parity bar (reported as "default").
+        cfg = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32"}
+        cm = core.compile_model(onnx_path, "CPU", cfg if threads else {})
+        req = cm.create_infer_request()
+        prec = str(cm.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: '", "").replace("'>", "")
+        return timeit(lambda: req.infer({0: x}), loops, warmup), f"{ov.__version__.split('-')[0]} ({setting}: {prec})"
+    if engine == "pytorch":
+        import torch
+        import torchvision
+        if threads:
+            torch.set_num_threads(threads)
+        m = getattr(torchvision.models, name)().eval()
+        t = torch.from_numpy(x)
+
+        def fwd():
+            with torch.inference_mode():
+                m(t)
+        return timeit(fwd, loops, warmup), f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    raise SystemExit("unknown engine " + engine)
+
+
+def run_vinfer(setting, model_dir, name, loops, warmup):
+    out = os.path.join(ROOT, "out", f".vinfer_{name}.json")
+    cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup", str(warmup),
+           "--json", out]
+    if setting == "threads=cores":
+        cmd += ["--threads", str(CORES)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        j = json.load(f)
+    os.remove(out)
+    return j["per_iter_ms"], j["vinfer"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="densenet121,densenet169,densenet201,vgg19,resnet50")
+    ap.add_argument("--engines", default="vinfer,onnxruntime,openvino,pytorch")
+    ap.add_argument("--settings", default="threads=cores,default")
+    ap.add_argument("--loops", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--model-dir", default=os.path.join(ROOT, "out", "models"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench_engine"))
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        engine, setting, name, _ = a.child
+        ts, ver = child(engine, setting, a.model_dir, name, a.loops, a.warmup)
+        print(json.dumps({"ms": ts, "version": ver}))
+        return
+    models = a.models.split(",")
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    env = dict(os.environ, VINFER_OPSET="17")
+    subprocess.run([sys.executable, EXPORT, a.model_dir] + models, check=True, env=env)
+    samples, versions = {}, {}
+    for r in range(a.rounds):
+        for name in models:
+            for setting in a.settings.split(","):
+                for engine in a.engines.split(","):
+                    if engine == "vinfer":
+                        ts, ver = run_vinfer(setting, a.model_dir, name, a.loops, a.warmup)
+                    else:
+                        p = subprocess.run([sys.executable, __file__, "--model-dir", a.model_dir, "--loops", str(a.loops), "--warmup",
+                                            str(a.warmup), "--child", engine, setting, name, "-"],
+                                           check=True, capture_output=True, text=True)
+                        d = json.loads(p.stdout.strip().splitlines()[-1])
+                        ts, ver = d["ms"], d["version"]
+                    samples.setdefault((name, setting, engine), []).extend(ts)
+                    versions[f"{engine} [{setting}]"] = ver
+                    print(f"round {r + 1}: {name:12s} {setting:14s} {engine:12s} p50 {statistics.median(ts):8.2f} ms", flush=True)
+    rows = []
+    for (name, setting, engine), ts in samples.items():
+        ts = sorted(ts)
+        rows.append({"model": name, "setting": setting, "engine": engine, "p50": statistics.median(ts), "min": ts[0],
+                     "p90": ts[int(0.9 * (len(ts) - 1))], "mean": statistics.fmean(ts), "n": len(ts)})
+    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
+    isa = "AVX-512" if "avx512f" in open("/proc/cpuinfo").read() else "AVX2"
+    meta = {"cpu": cpu, "cores": CORES, "isa": isa, "versions": versions, "loops": a.loops, "rounds": a.rounds}
+    with open(a.out + ".json", "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    lines = [f"Forward pass, batch 1, p50 ms (median of {a.rounds} rounds x {a.loops} loops); CPU {cpu}, {CORES} cores, {isa}.",
+             "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
+    engines = a.engines.split(",")
+    lines.append("| model | setting | " + " | ".join(engines) + " | " + " | ".join(f"vinfer/{e}" for e in engines[1:]) + " |")
+    lines.append("|---|---|" + "---:|" * (2 * len(engines) - 1))
+    for name in models:
+        for setting in a.settings.split(","):
+            p = {e: next(r["p50"] for r in rows if r["model"] == name and r["setting"] == setting and r["engine"] == e) for e in engines}
+            lines.append(f"| {name} | {setting} | " + " | ".join(f"{p[e]:.1f}" for e in engines) + " | " +
+                         " | ".join(f"{p['vinfer'] / p[e]:.2f}" for e in engines[1:]) + " |")
+    with open(a.out + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
