@@ -67,7 +67,7 @@ std::string external_bytes(const std::string& model, const std::string& dir, con
   return out;
 }
 
-TensorData to_tensor(const std::string& model, const std::string& dir, const onnx::TensorProto& t, const GraphLimits& limits) {
+TensorData to_tensor(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits) {
   const Shape s = checked_dims(model, t, limits);
   const auto n = static_cast<std::size_t>(numel(s));
   using TP = onnx::TensorProto;
@@ -80,11 +80,9 @@ TensorData to_tensor(const std::string& model, const std::string& dir, const onn
     default:
       throw Error(ErrorKind::Unsupported, model + ": tensor '" + t.name() + "' has ONNX data type " + std::to_string(dt) + ", which vinfer does not load");
   }
-  std::string external;
   const std::string* raw = nullptr;
   if (t.data_location() == TP::EXTERNAL) {
-    external = external_bytes(model, dir, t, n * esize);
-    raw = &external;
+    bad(model, "tensor '" + t.name() + "' has external data where vinfer does not read it (only initializers)");
   } else if (t.has_raw_data()) {
     raw = &t.raw_data();
     if (raw->size() != n * esize)
@@ -142,7 +140,7 @@ TensorData to_tensor(const std::string& model, const std::string& dir, const onn
   return out;
 }
 
-AttrValue to_attr(const std::string& model, const std::string& dir, const onnx::AttributeProto& a, const GraphLimits& limits) {
+AttrValue to_attr(const std::string& model, const onnx::AttributeProto& a, const GraphLimits& limits) {
   using AP = onnx::AttributeProto;
   switch (a.type()) {
     case AP::INT: return static_cast<std::int64_t>(a.i());
@@ -150,7 +148,7 @@ AttrValue to_attr(const std::string& model, const std::string& dir, const onnx::
     case AP::STRING: return a.s();
     case AP::INTS: return std::vector<std::int64_t>(a.ints().begin(), a.ints().end());
     case AP::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
-    case AP::TENSOR: return to_tensor(model, dir, a.t(), limits);
+    case AP::TENSOR: return to_tensor(model, a.t(), limits);
     default:
       throw Error(ErrorKind::Unsupported, model + ": attribute '" + a.name() + "' has a type vinfer does not read (" + std::to_string(a.type()) + ")");
   }
@@ -170,15 +168,19 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
   if (opset < 7 || opset > 17)
     throw Error(ErrorKind::Unsupported, name + ": ONNX opset " + std::to_string(opset) + " (vinfer reads opsets 7 to 17)");
-  try {
-    onnx::checker::check_model(model);
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
-    bad(name, "ONNX checker: " + msg);
-  }
 
+  // External data is read (and confined to the model's folder) here, and put
+  // inline, so that ONNX's checker, which knows no folder, sees plain tensors.
+  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    const Shape s = checked_dims(name, t, limits);
+    const std::size_t esize = t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::INT32 ? 4
+                              : t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::DOUBLE ? 8 : 1;
+    std::string bytes = external_bytes(name, dir, t, static_cast<std::size_t>(numel(s)) * esize);
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+    t.set_raw_data(std::move(bytes));
+  }
   const onnx::GraphProto& gp = model.graph();
   if (gp.node_size() > limits.max_nodes)
     throw Error(ErrorKind::LimitExceeded, name + ": " + std::to_string(gp.node_size()) + " nodes, more than the limit " + std::to_string(limits.max_nodes));
@@ -187,7 +189,7 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
   std::map<std::string, int> ids;
   std::int64_t bytes = 0;
   for (const onnx::TensorProto& t : gp.initializer()) {
-    TensorData td = to_tensor(name, dir, t, limits);
+    TensorData td = to_tensor(name, t, limits);
     bytes += td.numel() * (td.dtype == DType::F32 ? 4 : 8);
     if (bytes > limits.max_total_bytes) throw Error(ErrorKind::LimitExceeded, name + ": weights exceed the model size limit");
     ids[t.name()] = g.add_constant(t.name(), std::move(td));
@@ -216,7 +218,7 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
       if (it == ids.end()) bad(name, "node '" + n.name + "' reads '" + in + "', which nothing produces");
       n.inputs.push_back(it->second);
     }
-    for (const onnx::AttributeProto& a : np.attribute()) n.attrs[a.name()] = to_attr(name, dir, a, limits);
+    for (const onnx::AttributeProto& a : np.attribute()) n.attrs[a.name()] = to_attr(name, a, limits);
     // Normalize opset differences into the attributes the rest of vinfer reads.
     if (n.op == "Softmax") {
       if (opset < 13) n.attrs["vinfer.opset"] = opset;
@@ -251,6 +253,14 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     auto it = ids.find(vi.name());
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
     g.mark_output(it->second);
+  }
+  try {
+    onnx::checker::check_model(model);
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+    bad(name, "ONNX checker: " + msg);
   }
   return g;
 }

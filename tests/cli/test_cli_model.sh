@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The model commands' contract (classify, bench, info) on a real export:
+# output formats, a batch with bad files, one-line errors with exit code 2.
+set -u
+V=${VINFER:?} D=${DATA:?} M=${MODEL:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+IMG="$D/images/squirrel_cls.jpg"
+
+expect_fail() {  # expect_fail PATTERN -- command...
+  local pat=$1; shift 2
+  "$@" >"$T/stdout" 2>"$T/stderr"
+  local rc=$?
+  local lines; lines=$(wc -l <"$T/stderr")
+  if [ "$rc" -ne 2 ]; then bad "exit $rc (want 2): $*"; cat "$T/stderr"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "stderr has $lines lines (want 1): $*"; cat "$T/stderr"; return; fi
+  if ! grep -q -- "$pat" "$T/stderr"; then bad "stderr lacks '$pat': $(cat "$T/stderr")"; return; fi
+  ok
+}
+
+# Top-5 in text: five lines of "prob% index label" after the file name.
+"$V" classify "$M" "$IMG" --threads 2 >"$T/out" && ok || bad "classify exit"
+[ "$(grep -c '%' "$T/out")" -eq 5 ] && ok || bad "classify prints 5 classes: $(cat "$T/out")"
+# JSON: one object per image per line, probabilities summing to <= 1, labels from the embedded list.
+"$V" classify "$M" "$IMG" "$D/images/chelsea.png" --json --topk 3 --save-logits "$T/logits.npy" >"$T/out.json" && ok || bad "classify --json"
+python3 - "$T/out.json" "$T/logits.npy" <<'PY' && ok || bad "classify json/npy content"
+import json, sys, struct
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, lines
+for l in lines:
+    j = json.loads(l)
+    assert len(j["topk"]) == 3 and all({"index", "label", "prob"} <= set(t) for t in j["topk"]), j
+    p = [t["prob"] for t in j["topk"]]
+    assert p == sorted(p, reverse=True) and 0 < sum(p) <= 1.0001, p
+    assert isinstance(j["topk"][0]["label"], str) and j["topk"][0]["label"], j
+b = open(sys.argv[2], "rb").read()
+h = b[10:10 + struct.unpack("<H", b[8:10])[0]].decode()
+assert "'shape': (2, 1000)" in h and "<f4" in h, h
+PY
+# Same input, same logits as the library's run on the tensor `preprocess` writes (the CLI adds nothing).
+"$V" classify "$M" "$IMG" --json --topk 1 >"$T/a.json" && "$V" classify "$M" "$IMG" --json --topk 1 --threads 1 >"$T/b.json" && ok || bad "classify twice"
+python3 - "$T/a.json" "$T/b.json" <<'PY' && ok || bad "thread count changes the answer"
+import json, sys
+a, b = (json.loads(open(p).read()) for p in sys.argv[1:3])
+assert a["topk"][0]["index"] == b["topk"][0]["index"] and abs(a["topk"][0]["prob"] - b["topk"][0]["prob"]) < 1e-4, (a, b)
+PY
+
+# A batch with bad files: the good ones are classified, each bad one gets one line, exit 2.
+"$V" classify "$M" "$IMG" "$D/bad/truncated.jpg" "$D/images/chelsea.png" "$D/bad/missing.jpg" --json >"$T/batch.json" 2>"$T/batch.err"
+rc=$?
+[ "$rc" -eq 2 ] && ok || bad "batch with bad files exits $rc (want 2)"
+[ "$(wc -l <"$T/batch.err")" -eq 2 ] && ok || bad "batch stderr: $(cat "$T/batch.err")"
+python3 - "$T/batch.json" <<'PY' && ok || bad "batch json records"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert [("topk" in x, "error" in x) for x in r] == [(True, False), (False, True), (True, False), (False, True)], r
+assert r[1]["image"].endswith("truncated.jpg") and r[3]["image"].endswith("missing.jpg"), r
+PY
+
+# Forward-only benchmark and info.
+"$V" bench "$M" --forward-only --loops 3 --warmup 1 --json "$T/bench.json" >"$T/out" && grep -q "p50" "$T/out" && ok || bad "bench --forward-only"
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['latency_ms']['p50'] > 0 and len(j['per_iter_ms']) == 3" "$T/bench.json" && ok || bad "bench json"
+"$V" info "$M" --profile --runs 1 >"$T/out" && grep -q "arena" "$T/out" && grep -q "GFLOP/s" "$T/out" && ok || bad "info --profile"
+
+# Errors: one line, exit 2.
+expect_fail "cannot open" -- "$V" classify "$T/none.onnx" "$IMG"
+head -c 1000 "$M" >"$T/trunc.onnx"
+expect_fail "trunc.onnx" -- "$V" classify "$T/trunc.onnx" "$IMG"
+echo "not a model" >"$T/text.onnx"
+expect_fail "not a valid ONNX model" -- "$V" classify "$T/text.onnx" "$IMG"
+expect_fail "NHWC" -- "$V" classify "$M" "$IMG" --preset keras-caffe
+expect_fail "forward-only" -- "$V" bench "$M"
+expect_fail "preset" -- "$V" classify "$M" "$IMG" --preset nope
+
+echo "cli model contract: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,165 @@
+// ONNX files that are corrupt, hostile or beyond vinfer: each must give one
+// clear error of the right kind, never a crash or a read outside the file.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer {
+namespace {
+
+// A valid model: y = Relu(Conv(x, w)), x: 1x4x5x5, w: 8x4x3x3 (raw_data).
+onnx::ModelProto tiny_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("tiny");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {1, 4, 5, 5}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int d : {8, 4, 3, 3}) w->add_dims(d);
+  std::string raw(8 * 4 * 3 * 3 * 4, '\0');
+  for (std::size_t i = 0; i < raw.size() / 4; ++i) {
+    const float v = 0.01f * static_cast<float>(i % 17) - 0.08f;
+    std::memcpy(&raw[i * 4], &v, 4);
+  }
+  w->set_raw_data(raw);
+  auto* conv = g->add_node();
+  conv->set_op_type("Conv");
+  conv->set_name("conv");
+  conv->add_input("x");
+  conv->add_input("w");
+  conv->add_output("c");
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->set_name("relu");
+  relu->add_input("c");
+  relu->add_output("y");
+  auto* out = g->add_output();
+  out->set_name("y");
+  auto* ot = out->mutable_type()->mutable_tensor_type();
+  ot->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {1, 8, 3, 3}) ot->mutable_shape()->add_dim()->set_dim_value(d);
+  return m;
+}
+
+Model load(const onnx::ModelProto& m) {
+  const std::string bytes = m.SerializeAsString();
+  return Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "test.onnx");
+}
+
+void expect_error(const std::function<void()>& fn, ErrorKind kind, const std::string& needle) {
+  try {
+    fn();
+    FAIL() << "expected an error containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "multi-line: " << e.what();
+  }
+}
+
+TEST(OnnxImport, TinyModelRuns) {
+  Model m = load(tiny_model());
+  EXPECT_EQ(m.input_shape(), (Shape{1, 4, 5, 5}));
+  EXPECT_EQ(m.output_shape(), (Shape{1, 8, 3, 3}));
+  std::vector<float> x(m.input_size(), 1.f), y(m.output_size());
+  m.run(x.data(), y.data());
+  // Each output: relu(sum over 36 weights) with all-ones input.
+  EXPECT_GE(*std::min_element(y.begin(), y.end()), 0.f);
+}
+
+TEST(OnnxImport, GarbageAndTruncation) {
+  const std::string junk = "this is not a protobuf at all \xff\xff\xff";
+  expect_error([&] { Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(junk.data()), junk.size(), "junk.onnx"); },
+               ErrorKind::BadInput, "junk.onnx");
+  const std::string bytes = tiny_model().SerializeAsString();
+  for (std::size_t cut : {bytes.size() / 2, bytes.size() - 3, std::size_t{7}}) {
+    try {
+      Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), cut, "cut.onnx");
+      ADD_FAILURE() << "truncated at " << cut << " loaded";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.kind() == ErrorKind::BadInput || e.kind() == ErrorKind::Unsupported) << e.what();
+    }
+  }
+}
+
+TEST(OnnxImport, DeclaredSizeDisagreesWithData) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(100);
+  expect_error([&] { load(m); }, ErrorKind::BadInput, "carries 100 bytes");
+  onnx::ModelProto huge = tiny_model();
+  huge.mutable_graph()->mutable_initializer(0)->set_dims(0, 1LL << 40);
+  EXPECT_THROW(load(huge), Error);
+}
+
+TEST(OnnxImport, UnknownOperatorNamesIt) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("Tanh");
+  expect_error([&] { load(m); }, ErrorKind::Unsupported, "operator Tanh (node 'relu')");
+}
+
+TEST(OnnxImport, OpsetOutOfRange) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_opset_import(0)->set_version(5);
+  expect_error([&] { load(m); }, ErrorKind::Unsupported, "opset 5");
+}
+
+TEST(OnnxImport, ExternalDataMayNotLeaveTheFolder) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vinfer_ext_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "model");
+  {
+    std::ofstream(dir / "secret.bin", std::ios::binary) << std::string(8 * 4 * 9 * 4, 'x');
+    std::ofstream(dir / "model" / "w.bin", std::ios::binary) << std::string(8 * 4 * 9 * 4, '\0');
+  }
+  auto with_location = [&](const std::string& loc, const std::string& length) {
+    onnx::ModelProto m = tiny_model();
+    onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+    w->clear_raw_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* kv = w->add_external_data();
+    kv->set_key("location");
+    kv->set_value(loc);
+    if (!length.empty()) {
+      auto* len = w->add_external_data();
+      len->set_key("length");
+      len->set_value(length);
+    }
+    const fs::path p = dir / "model" / "m.onnx";
+    std::ofstream(p, std::ios::binary) << m.SerializeAsString();
+    return p.string();
+  };
+  const std::string escape = with_location("../secret.bin", "");
+  expect_error([&] { Model::load_onnx(escape); }, ErrorKind::BadInput, "leaves the model's folder");
+  const std::string absolute = with_location((dir / "secret.bin").string(), "");
+  expect_error([&] { Model::load_onnx(absolute); }, ErrorKind::BadInput, "absolute");
+  const std::string too_long = with_location("w.bin", "999999");
+  expect_error([&] { Model::load_onnx(too_long); }, ErrorKind::BadInput, "does not fit");
+  const std::string good = with_location("w.bin", "");
+  Model ok = Model::load_onnx(good);
+  EXPECT_EQ(ok.output_shape(), (Shape{1, 8, 3, 3}));
+  fs::remove_all(dir);
+}
+
+TEST(OnnxImport, MissingProducerIsBadInput) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
+  EXPECT_THROW(load(m), Error);
+}
+
+}  // namespace
+}  // namespace vinfer
