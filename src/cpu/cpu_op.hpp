@@ -61,6 +61,8 @@ class BuildContext {
   virtual ~BuildContext() = default;
   virtual const Graph& graph() const = 0;
   virtual const dnnl::engine& engine() const = 0;
+  // Whether convolutions may use Winograd (EngineOptions::winograd).
+  virtual bool winograd() const = 0;
   // The value in the given form; inserts a layout conversion if it exists only in another.
   virtual TensorRef input(int value, Form form) = 0;
   // Which forms the value exists in now.

@@ -37,12 +37,25 @@ void build_conv(BuildContext& ctx, const Node& n) {
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
   attr.set_post_ops(make_post_ops(ctx, n, Form::Blocked, extra));
-  dnnl::convolution_forward::desc d =
-      b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src.md, any_w,
-                                          bias_md, dst.md, strides, dil, pl, pr)
-        : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src.md, any_w,
-                                          dst.md, strides, dil, pl, pr);
-  dnnl::convolution_forward::primitive_desc pd(d, attr, ctx.engine());
+  auto desc = [&](dnnl::algorithm alg) {
+    return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src.md, any_w, bias_md, dst.md, strides, dil, pl, pr)
+             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src.md, any_w, dst.md, strides, dil, pl, pr);
+  };
+  // Winograd F(4,3) does 2.25x fewer multiplications for a 3x3 stride-1 convolution;
+  // oneDNN 2.6 has it for AVX-512 only. On small maps (7x7) its transforms cost more
+  // than they save (measured on DenseNet121's last block), so: 14x14 and up.
+  const bool wino_shape = ctx.winograd() && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
+                          p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
+                          ys[2] * ys[3] >= 14 * 14 && xs[1] >= 16;
+  dnnl::convolution_forward::primitive_desc pd;
+  if (wino_shape) {
+    try {
+      pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
+    } catch (const dnnl::error&) {
+      // not implemented for this ISA or shape: direct below
+    }
+  }
+  if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc());
   if (b) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), *b, bias_md, pd.bias_desc());

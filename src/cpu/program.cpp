@@ -34,7 +34,8 @@ bool is_reshape(const std::string& op) { return op == "Flatten" || op == "Reshap
 
 class Program final : public BuildContext, public detail::Executor {
  public:
-  Program(const Graph& g, int threads) : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads) {}
+  Program(const Graph& g, int threads, bool winograd)
+      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -76,6 +77,7 @@ class Program final : public BuildContext, public detail::Executor {
   // BuildContext
   const Graph& graph() const override { return g_; }
   const dnnl::engine& engine() const override { return eng_; }
+  bool winograd() const override { return winograd_; }
 
   bool has_form(int value, Form form) const override { return forms_.count({value, form}) != 0; }
 
@@ -200,6 +202,7 @@ class Program final : public BuildContext, public detail::Executor {
   dnnl::engine eng_;
   dnnl::stream stream_;
   int threads_;
+  bool winograd_;
   detail::ConcatViews views_;
   std::map<std::pair<int, Form>, TensorRef> forms_;
   std::vector<detail::PlanBuffer> bufs_;
@@ -212,8 +215,8 @@ class Program final : public BuildContext, public detail::Executor {
 
 }  // namespace
 
-std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, ModelInfo& info) {
-  auto p = std::make_unique<Program>(g, threads);
+std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, ModelInfo& info) {
+  auto p = std::make_unique<Program>(g, threads, winograd);
   try {
     p->build(info);
   } catch (const dnnl::error& e) {

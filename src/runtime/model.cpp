@@ -68,7 +68,7 @@ struct Model::Impl {
       exec = std::make_unique<ReferenceExecutor>(graph);
       info.nodes_executed = exec->kernels();
     } else {
-      exec = cpu::compile(graph, resolve_threads(options.threads), info);
+      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, info);
     }
   }
 };

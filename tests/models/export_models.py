@@ -5,7 +5,11 @@ output on a fixed input, for vinfer's parity tests.
     python3 tests/models/export_models.py OUT_DIR densenet121 resnet18 ...
 
 For each NAME it writes OUT_DIR/NAME.onnx, NAME.input.npy (1x3x224x224) and
-NAME.torch.npy (PyTorch's logits). The weights are torchvision's random
+NAME.torch.npy (PyTorch's logits); for vinfer's built-in names also the
+state_dict as torch.save writes it (NAME.pth), and for densenet121 and resnet18
+the legacy (pre-1.6) format with DenseNet's legacy key names
+(NAME.legacy.pth) and a .safetensors file. OUT_DIR/hostile.pth is a
+torch.save-style archive whose pickle calls os.system: vinfer must refuse it. The weights are torchvision's random
 initialisation, and every BatchNorm gets random running statistics and affine
 parameters, so that folding them is really tested. Labels from these models are
 meaningless; they exist to compare numbers. Works with Debian's python3-torch
@@ -22,6 +26,44 @@ import torchvision
 ALL = ["densenet121", "densenet169", "densenet201", "vgg11", "vgg16", "vgg19", "vgg11_bn", "vgg16_bn", "vgg19_bn",
        "resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0"]
 CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"]
+# Built into vinfer (src/zoo/torchvision.cpp): these get .pth files.
+ZOO = {"densenet121", "densenet169", "densenet201", "vgg11", "vgg16", "vgg19", "vgg11_bn", "vgg16_bn", "vgg19_bn", "resnet18", "resnet50"}
+
+
+def save_safetensors(state, path):
+    """The safetensors format by hand (JSON header + raw little-endian data), no extra package."""
+    import json
+    import struct
+    header, blobs, off = {}, [], 0
+    for k, v in state.items():
+        a = v.detach().cpu().contiguous().numpy()
+        dt = {"float32": "F32", "int64": "I64"}[str(a.dtype)]
+        b = a.tobytes()
+        header[k] = {"dtype": dt, "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def legacy_densenet_names(state):
+    import re
+    pat = re.compile(r"^(.*denselayer\d+\.(?:norm|relu|conv))((?:[12])\.(?:weight|bias|running_mean|running_var))$")
+    return {pat.sub(lambda m: m.group(1) + "." + m.group(2), k): v for k, v in state.items()}
+
+
+def save_hostile(path):
+    import pickle
+    import zipfile
+
+    class Hostile:
+        def __reduce__(self):
+            return (os.system, ("echo vinfer-ran-checkpoint-code > /tmp/vinfer_pwned",))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pickle.dumps({"x": Hostile()}, protocol=2))
+        z.writestr("archive/version", "3\n")
 
 
 def randomize_batchnorm(model, gen):
@@ -51,6 +93,12 @@ def export(name, out_dir, opset):
     torch.onnx.export(model, x, path, **kwargs)
     np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out_dir, name + ".torch.npy"), y.numpy().astype(np.float32))
+    if name in ZOO:
+        state = model.state_dict()
+        torch.save(state, os.path.join(out_dir, name + ".pth"))
+        if name in ("densenet121", "resnet18"):
+            torch.save(legacy_densenet_names(state), os.path.join(out_dir, name + ".legacy.pth"), _use_new_zipfile_serialization=False)
+            save_safetensors(state, os.path.join(out_dir, name + ".safetensors"))
 
 
 def main():
@@ -63,10 +111,12 @@ def main():
     opset = int(os.environ.get("VINFER_OPSET", "13"))
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    save_hostile(os.path.join(out_dir, "hostile.pth"))
     for name in names:
         if name not in ALL:
             sys.exit(f"unknown model {name}; known: {' '.join(ALL)}")
-        if os.path.exists(os.path.join(out_dir, name + ".torch.npy")) and os.path.exists(os.path.join(out_dir, name + ".onnx")):
+        want = [name + ".torch.npy", name + ".onnx"] + ([name + ".pth"] if name in ZOO else [])
+        if all(os.path.exists(os.path.join(out_dir, w)) for w in want):
             continue
         t = time.time()
         export(name, out_dir, opset)

@@ -11,7 +11,9 @@
 #include <filesystem>
 
 #include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
+#include "vinfer/zoo.hpp"
 
 namespace {
 
@@ -85,12 +87,97 @@ std::vector<std::string> params() {
 INSTANTIATE_TEST_SUITE_P(Exports, ModelParity, ::testing::ValuesIn(params()),
                          [](const auto& info) { return info.param == "<none>" ? std::string("none") : info.param; });
 
+// Built-in networks with torchvision's checkpoint files: same logits as PyTorch,
+// and the same as the ONNX export of that model through vinfer.
+class ZooParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooParity, CheckpointGivesPyTorchsLogits) {
+  const std::string name = GetParam();
+  const std::string base = model_dir() + "/" + name;
+  std::vector<float> x, want;
+  vinfer::read_npy(base + ".input.npy", x);
+  vinfer::read_npy(base + ".torch.npy", want);
+  vinfer::EngineOptions opt;
+  opt.threads = 2;
+  vinfer::Model onnx = vinfer::Model::load_onnx(base + ".onnx", opt);
+  std::vector<float> y_onnx(onnx.output_size());
+  onnx.run(x.data(), y_onnx.data());
+  int formats = 0;
+  for (const char* ext : {".pth", ".legacy.pth", ".safetensors"}) {
+    const std::string w = base + ext;
+    if (!fs::exists(w)) continue;
+    ++formats;
+    vinfer::ZooInfo info;
+    vinfer::Model m = vinfer::load_model(name, w, opt, &info);
+    EXPECT_FALSE(info.random_weights);
+    EXPECT_EQ(info.preset, "torchvision");
+    ASSERT_EQ(m.output_size(), want.size());
+    std::vector<float> y(m.output_size(), NAN);
+    m.run(x.data(), y.data());
+    const Diff d = compare(y, want), o = compare(y, y_onnx);
+    std::printf("%s%s: max |vinfer - torch| = %.2e x max |logit|; vs ONNX through vinfer %.2e\n", name.c_str(), ext, d.max_abs / d.scale,
+                o.max_abs / o.scale);
+    EXPECT_LE(d.max_abs, 1e-3 * d.scale) << w;
+    EXPECT_LE(o.max_abs, 1e-3 * o.scale) << w;
+  }
+  EXPECT_GE(formats, 1);
+}
+
+std::vector<std::string> zoo_params() {
+  std::vector<std::string> z;
+  for (const std::string& m : exported_models())
+    if (fs::exists(model_dir() + "/" + m + ".pth")) z.push_back(m);
+  return z.empty() ? std::vector<std::string>{"<none>"} : z;
+}
+
+INSTANTIATE_TEST_SUITE_P(Checkpoints, ZooParity, ::testing::ValuesIn(zoo_params()),
+                         [](const auto& info) { return info.param == "<none>" ? std::string("none") : info.param; });
+
+// A checkpoint whose pickle calls os.system is refused, and nothing runs.
+TEST(ZooSecurity, HostilePickleIsRefused) {
+  const std::string path = model_dir() + "/hostile.pth";
+  ASSERT_TRUE(fs::exists(path));
+  fs::remove("/tmp/vinfer_pwned");
+  try {
+    vinfer::load_model("resnet18", path, {});
+    FAIL() << "hostile checkpoint loaded";
+  } catch (const vinfer::Error& e) {
+    EXPECT_EQ(e.kind(), vinfer::ErrorKind::BadInput);
+    EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("system"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists("/tmp/vinfer_pwned"));
+}
+
+// Weights that do not fit: one error listing what is wrong.
+TEST(ZooSecurity, WrongCheckpointListsTheKeys) {
+  const std::string path = model_dir() + "/resnet18.pth";
+  ASSERT_TRUE(fs::exists(path));
+  try {
+    vinfer::load_model("densenet121", path, {});
+    FAIL() << "resnet18 weights loaded into densenet121";
+  } catch (const vinfer::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("missing features.conv0.weight"), std::string::npos) << m;
+    EXPECT_NE(m.find("unexpected"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  try {
+    vinfer::load_model("resnet50", path, {});
+    FAIL() << "resnet18 weights loaded into resnet50";
+  } catch (const vinfer::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("wrong shape"), std::string::npos) << e.what();
+  }
+}
+
 // The fixture step must have produced the CI set; a missing export is a failure, not a skip.
 TEST(ModelParitySetup, ExportsPresent) {
   ASSERT_FALSE(model_dir().empty()) << "VINFER_MODEL_DIR is not set";
   const auto m = exported_models();
   for (const char* want : {"densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"})
     EXPECT_NE(std::find(m.begin(), m.end(), want), m.end()) << want << " was not exported to " << model_dir();
+  for (const char* want : {"densenet121.pth", "densenet121.legacy.pth", "densenet121.safetensors", "resnet18.pth"})
+    EXPECT_TRUE(fs::exists(model_dir() + "/" + want)) << want;
 }
 
 }  // namespace

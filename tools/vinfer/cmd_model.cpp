@@ -13,6 +13,7 @@
 #include "vinfer/labels.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
+#include "vinfer/zoo.hpp"
 
 namespace vinfer::cli {
 namespace {
@@ -20,16 +21,26 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct ModelArgs {
-  std::string model;
+  std::string model, weights;
   int threads = 0;
+  ZooInfo zoo;
   void add_to(CLI::App& app) {
-    app.add_option("model", model, "ONNX file")->required();
+    app.add_option("model", model, "ONNX file or built-in name (" + [] {
+      std::string s;
+      for (const auto& n : zoo_models()) s += (s.empty() ? "" : ", ") + n;
+      return s;
+    }() + ")")->required();
+    app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
     app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
   }
-  Model load() const {
+  Model load() {
     EngineOptions opt;
     opt.threads = threads;
-    return Model::load_onnx(model, opt);
+    Model m = load_model(model, weights, opt, &zoo);
+    if (zoo.random_weights)
+      std::fprintf(stderr, "vinfer: note: %s has seeded random weights (no --weights): labels are meaningless, timings are real\n",
+                   model.c_str());
+    return m;
   }
 };
 
@@ -66,12 +77,13 @@ bool is_probability(const Model& m) {
 struct ClassifyCmd {
   ModelArgs m;
   std::vector<std::string> images;
-  std::string preset_name = "torchvision", logits_path;
+  std::string preset_name, logits_path;
   int topk = 5;
   bool json = false;
 
   int run() {
     Model model = m.load();
+    if (preset_name.empty()) preset_name = m.zoo.preset;  // the model's own (torchvision for ONNX files)
     Preprocessor pre(preset_for(model, preset_name));
     const int n_out = static_cast<int>(model.output_size());
     const bool probs = is_probability(model);
@@ -190,7 +202,7 @@ void add_classify(CLI::App& app, Handler& run) {
   auto c = std::make_shared<ClassifyCmd>();
   c->m.add_to(app);
   app.add_option("images", c->images, "Image files (JPEG, PNG)")->required();
-  app.add_option("--preset", c->preset_name, "Preprocessing preset (" + [] {
+  app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's; torchvision for ONNX) (" + [] {
     std::string s;
     for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
     return s;

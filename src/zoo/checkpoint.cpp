@@ -1,0 +1,590 @@
+#include "zoo/checkpoint.hpp"
+
+#include <cstring>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "util/file_io.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::zoo {
+namespace {
+
+[[noreturn]] void bad(const std::string& name, const std::string& msg) { throw Error(ErrorKind::BadInput, name + ": " + msg); }
+
+std::uint64_t rd_le(const std::uint8_t* p, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// ---------------------------------------------------------------- element types
+
+enum class Elem { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
+
+std::size_t elem_size(Elem e) {
+  switch (e) {
+    case Elem::F64: case Elem::I64: return 8;
+    case Elem::F32: case Elem::I32: return 4;
+    case Elem::F16: case Elem::BF16: case Elem::I16: return 2;
+    default: return 1;
+  }
+}
+
+bool is_float(Elem e) { return e == Elem::F32 || e == Elem::F16 || e == Elem::BF16 || e == Elem::F64; }
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu;
+  std::uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      std::uint32_t m = man;
+      do {
+        ++e;
+        m <<= 1;
+      } while ((m & 0x400u) == 0);
+      bits = sign | static_cast<std::uint32_t>(127 - 15 - e) << 23 | (m & 0x3ffu) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp + 112) << 23 | man << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Reads element i of a little-endian array as float or int64.
+double elem_f(const std::uint8_t* p, Elem e, std::size_t i) {
+  const std::uint8_t* q = p + i * elem_size(e);
+  switch (e) {
+    case Elem::F32: { float f; std::memcpy(&f, q, 4); return f; }
+    case Elem::F64: { double d; std::memcpy(&d, q, 8); return d; }
+    case Elem::F16: return half_to_float(static_cast<std::uint16_t>(rd_le(q, 2)));
+    case Elem::BF16: { const std::uint32_t b = static_cast<std::uint32_t>(rd_le(q, 2)) << 16; float f; std::memcpy(&f, &b, 4); return f; }
+    default: return 0;
+  }
+}
+
+std::int64_t elem_i(const std::uint8_t* p, Elem e, std::size_t i) {
+  const std::uint8_t* q = p + i * elem_size(e);
+  switch (e) {
+    case Elem::I64: return static_cast<std::int64_t>(rd_le(q, 8));
+    case Elem::I32: return static_cast<std::int32_t>(rd_le(q, 4));
+    case Elem::I16: return static_cast<std::int16_t>(rd_le(q, 2));
+    case Elem::I8: return static_cast<std::int8_t>(*q);
+    default: return *q;
+  }
+}
+
+// A tensor from raw storage with sizes/strides in elements; every index is bounds-checked.
+TensorData make_tensor(const std::string& name, const std::string& key, const std::uint8_t* data, std::size_t avail_elems, Elem e,
+                       std::int64_t offset, const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride) {
+  if (size.size() != stride.size()) bad(name, "tensor '" + key + "' has sizes and strides of different ranks");
+  TensorData t;
+  t.dtype = is_float(e) ? DType::F32 : DType::I64;
+  std::int64_t n = 1, last = offset;
+  for (std::size_t d = 0; d < size.size(); ++d) {
+    if (size[d] < 0 || stride[d] < 0) bad(name, "tensor '" + key + "' has a negative size or stride");
+    if (size[d] > 0 && n > (std::int64_t{1} << 40) / size[d]) bad(name, "tensor '" + key + "' is too large");
+    n *= size[d];
+    if (size[d] > 0) last += (size[d] - 1) * stride[d];
+    t.shape.push_back(size[d]);
+  }
+  if (offset < 0 || (n > 0 && static_cast<std::uint64_t>(last) >= avail_elems))
+    bad(name, "tensor '" + key + "' reads past the end of its storage");
+  if (t.dtype == DType::F32) t.f.resize(static_cast<std::size_t>(n));
+  else t.i.resize(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> idx(size.size(), 0);
+  for (std::int64_t k = 0; k < n; ++k) {
+    std::int64_t src = offset;
+    for (std::size_t d = 0; d < idx.size(); ++d) src += idx[d] * stride[d];
+    if (t.dtype == DType::F32) t.f[static_cast<std::size_t>(k)] = static_cast<float>(elem_f(data, e, static_cast<std::size_t>(src)));
+    else t.i[static_cast<std::size_t>(k)] = elem_i(data, e, static_cast<std::size_t>(src));
+    for (std::size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < size[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- pickle
+
+struct PV;
+using PVp = std::shared_ptr<PV>;
+struct PV {
+  enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor, Mark } kind = None;
+  std::int64_t i = 0;
+  double f = 0;
+  std::string s, s2;  // Str: s; Global: module s, name s2; Storage: key s, element type via elem
+  std::vector<PVp> items;
+  std::vector<std::pair<PVp, PVp>> dict;
+  Elem elem = Elem::F32;  // Storage
+  PVp storage;            // Tensor
+  std::int64_t offset = 0;
+  std::vector<std::int64_t> size, stride;
+};
+
+PVp mk(PV::Kind k) {
+  auto p = std::make_shared<PV>();
+  p->kind = k;
+  return p;
+}
+
+const std::map<std::string, Elem>& storage_types() {
+  static const std::map<std::string, Elem> m = {
+      {"FloatStorage", Elem::F32}, {"HalfStorage", Elem::F16}, {"BFloat16Storage", Elem::BF16}, {"DoubleStorage", Elem::F64},
+      {"LongStorage", Elem::I64},  {"IntStorage", Elem::I32},  {"ShortStorage", Elem::I16},      {"CharStorage", Elem::I8},
+      {"ByteStorage", Elem::U8},   {"BoolStorage", Elem::Bool}};
+  return m;
+}
+
+bool allowed_global(const std::string& mod, const std::string& name) {
+  if (mod == "collections" && name == "OrderedDict") return true;
+  if (mod == "torch._utils" && (name == "_rebuild_tensor_v2" || name == "_rebuild_parameter")) return true;
+  if (mod == "torch" && storage_types().count(name)) return true;
+  return false;
+}
+
+class Unpickler {
+ public:
+  Unpickler(const std::uint8_t* p, std::size_t n, const std::string& name) : p_(p), end_(p + n), name_(name) {}
+  // Persistent ids ('storage', type, key, location, numel[, view]) become Storage values.
+  PVp load() {
+    while (true) {
+      const std::uint8_t op = byte();
+      switch (op) {
+        case 0x80: byte(); break;                              // PROTO
+        case 0x95: take(8); break;                             // FRAME
+        case '}': push(mk(PV::Dict)); break;                   // EMPTY_DICT
+        case ']': push(mk(PV::List)); break;                   // EMPTY_LIST
+        case ')': push(mk(PV::Tuple)); break;                  // EMPTY_TUPLE
+        case 'N': push(mk(PV::None)); break;
+        case 0x88: case 0x89: { auto v = mk(PV::Bool); v->i = op == 0x88; push(v); break; }
+        case 'K': push_int(byte()); break;                                               // BININT1
+        case 'M': push_int(static_cast<std::int64_t>(rd_le(take(2), 2))); break;         // BININT2
+        case 'J': push_int(static_cast<std::int32_t>(rd_le(take(4), 4))); break;         // BININT
+        case 0x8a: {                                                                     // LONG1
+          const std::size_t n = byte();
+          const std::uint8_t* q = take(n);
+          if (n > 8) {  // only the legacy format's magic number is this wide: kept as bytes
+            auto v = mk(PV::Int);
+            v->s.assign(reinterpret_cast<const char*>(q), n);
+            push(v);
+            break;
+          }
+          std::uint64_t v = n ? rd_le(q, static_cast<int>(n)) : 0;
+          if (n && n < 8 && (q[n - 1] & 0x80)) v |= ~std::uint64_t{0} << (8 * n);  // sign-extend
+          push_int(static_cast<std::int64_t>(v));
+          break;
+        }
+        case 'G': {                                                                      // BINFLOAT (big-endian)
+          const std::uint8_t* q = take(8);
+          std::uint64_t b = 0;
+          for (int k = 0; k < 8; ++k) b = b << 8 | q[k];
+          auto v = mk(PV::Float);
+          std::memcpy(&v->f, &b, 8);
+          push(v);
+          break;
+        }
+        case 'X': push_str(static_cast<std::size_t>(rd_le(take(4), 4))); break;          // BINUNICODE
+        case 0x8c: push_str(byte()); break;                                              // SHORT_BINUNICODE
+        case 0x8d: push_str(static_cast<std::size_t>(rd_le(take(8), 8))); break;         // BINUNICODE8
+        case 'T': push_str(static_cast<std::size_t>(rd_le(take(4), 4))); break;          // BINSTRING
+        case 'U': push_str(byte()); break;                                               // SHORT_BINSTRING
+        case 'B': push_str(static_cast<std::size_t>(rd_le(take(4), 4))); break;          // BINBYTES
+        case 'C': push_str(byte()); break;                                               // SHORT_BINBYTES
+        case 'q': memo(byte()); break;                                                   // BINPUT
+        case 'r': memo(static_cast<std::uint32_t>(rd_le(take(4), 4))); break;            // LONG_BINPUT
+        case 0x94: memo(static_cast<std::uint32_t>(memo_.size())); break;               // MEMOIZE
+        case 'h': get(byte()); break;                                                    // BINGET
+        case 'j': get(static_cast<std::uint32_t>(rd_le(take(4), 4))); break;             // LONG_BINGET
+        case '(': push(mk(PV::Mark)); break;
+        case 't': { auto v = mk(PV::Tuple); v->items = pop_mark(); push(v); break; }
+        case 0x85: case 0x86: case 0x87: {                                               // TUPLE1..3
+          auto v = mk(PV::Tuple);
+          v->items.resize(op - 0x84u);
+          for (std::size_t k = v->items.size(); k-- > 0;) v->items[k] = pop();
+          push(v);
+          break;
+        }
+        case 'a': { PVp x = pop(); list_of(top())->items.push_back(x); break; }         // APPEND
+        case 'e': { auto xs = pop_mark(); auto& l = list_of(top())->items; l.insert(l.end(), xs.begin(), xs.end()); break; }
+        case 's': { PVp v = pop(), k = pop(); dict_of(top())->dict.emplace_back(k, v); break; }  // SETITEM
+        case 'u': {                                                                      // SETITEMS
+          auto xs = pop_mark();
+          if (xs.size() % 2) fail("SETITEMS with an odd number of items");
+          for (std::size_t k = 0; k < xs.size(); k += 2) dict_of(top())->dict.emplace_back(xs[k], xs[k + 1]);
+          break;
+        }
+        case 'c': {                                                                      // GLOBAL
+          auto g = mk(PV::Global);
+          g->s = line();
+          g->s2 = line();
+          check_global(*g);
+          push(g);
+          break;
+        }
+        case 0x93: {                                                                     // STACK_GLOBAL
+          PVp nm = pop(), mod = pop();
+          if (nm->kind != PV::Str || mod->kind != PV::Str) fail("STACK_GLOBAL without strings");
+          auto g = mk(PV::Global);
+          g->s = mod->s;
+          g->s2 = nm->s;
+          check_global(*g);
+          push(g);
+          break;
+        }
+        case 'Q': push(persistent(pop())); break;                                        // BINPERSID
+        case 'R': case 0x81: { PVp args = pop(), fn = pop(); push(call(fn, args)); break; }  // REDUCE, NEWOBJ
+        case 'b': pop(); break;  // BUILD: object state (e.g. a state dict's _metadata) is not needed
+        case '.': {
+          if (stack_.size() != 1) fail("pickle ends with " + std::to_string(stack_.size()) + " values on the stack");
+          return stack_.back();
+        }
+        default: fail("unsupported pickle opcode 0x" + hex(op));
+      }
+      if (stack_.size() > 100000) fail("pickle stack too deep");
+    }
+  }
+  std::size_t consumed(const std::uint8_t* begin) const { return static_cast<std::size_t>(p_ - begin); }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) { bad(name_, "checkpoint pickle: " + msg); }
+  static std::string hex(unsigned v) {
+    const char* d = "0123456789abcdef";
+    return {d[(v >> 4) & 15], d[v & 15]};
+  }
+  std::uint8_t byte() { return *take(1); }
+  const std::uint8_t* take(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n) fail("truncated");
+    const std::uint8_t* q = p_;
+    p_ += n;
+    return q;
+  }
+  std::string line() {
+    const std::uint8_t* q = p_;
+    while (p_ < end_ && *p_ != '\n') ++p_;
+    if (p_ == end_) fail("truncated");
+    std::string s(reinterpret_cast<const char*>(q), static_cast<std::size_t>(p_ - q));
+    ++p_;
+    return s;
+  }
+  void push(PVp v) { stack_.push_back(std::move(v)); }
+  void push_int(std::int64_t i) {
+    auto v = mk(PV::Int);
+    v->i = i;
+    push(v);
+  }
+  void push_str(std::size_t n) {
+    auto v = mk(PV::Str);
+    const std::uint8_t* q = take(n);
+    v->s.assign(reinterpret_cast<const char*>(q), n);
+    push(v);
+  }
+  PVp pop() {
+    if (stack_.empty() || stack_.back()->kind == PV::Mark) fail("stack underflow");
+    PVp v = stack_.back();
+    stack_.pop_back();
+    return v;
+  }
+  PVp& top() {
+    if (stack_.empty()) fail("stack underflow");
+    return stack_.back();
+  }
+  std::vector<PVp> pop_mark() {
+    std::size_t k = stack_.size();
+    while (k > 0 && stack_[k - 1]->kind != PV::Mark) --k;
+    if (k == 0) fail("no MARK");
+    std::vector<PVp> xs(stack_.begin() + static_cast<std::ptrdiff_t>(k), stack_.end());
+    stack_.resize(k - 1);
+    return xs;
+  }
+  PVp list_of(PVp& v) {
+    if (v->kind != PV::List) fail("APPEND to a non-list");
+    return v;
+  }
+  PVp dict_of(PVp& v) {
+    if (v->kind != PV::Dict) fail("SETITEM on a non-dict");
+    return v;
+  }
+  void memo(std::uint32_t k) {
+    if (memo_.size() > 10000000) fail("memo too large");
+    memo_[k] = top();
+  }
+  void get(std::uint32_t k) {
+    auto it = memo_.find(k);
+    if (it == memo_.end()) fail("memo key " + std::to_string(k) + " missing");
+    push(it->second);
+  }
+  void check_global(const PV& g) {
+    if (!allowed_global(g.s, g.s2))
+      throw Error(ErrorKind::BadInput, name_ + ": refused: the checkpoint names the global '" + g.s + "." + g.s2 +
+                                           "', which is not a tensor or state dict (vinfer never runs code from a checkpoint)");
+  }
+  PVp persistent(const PVp& pid) {
+    if (pid->kind != PV::Tuple || pid->items.size() < 5 || pid->items[0]->kind != PV::Str || pid->items[0]->s != "storage")
+      fail("unknown persistent id");
+    const PVp& type = pid->items[1];
+    const PVp& key = pid->items[2];
+    const PVp& numel = pid->items[4];
+    if (type->kind != PV::Global || key->kind != PV::Str || numel->kind != PV::Int) fail("malformed storage reference");
+    auto st = mk(PV::Storage);
+    st->s = key->s;
+    st->elem = storage_types().at(type->s2);
+    st->i = numel->i;
+    return st;
+  }
+  PVp call(const PVp& fn, const PVp& args) {
+    if (fn->kind != PV::Global || args->kind != PV::Tuple) fail("REDUCE of a non-global");
+    const auto& a = args->items;
+    if (fn->s2 == "OrderedDict") return mk(PV::Dict);
+    if (fn->s2 == "_rebuild_parameter") {
+      if (a.empty() || a[0]->kind != PV::Tensor) fail("_rebuild_parameter without a tensor");
+      return a[0];
+    }
+    if (fn->s2 == "_rebuild_tensor_v2") {
+      if (a.size() < 4 || a[0]->kind != PV::Storage || a[1]->kind != PV::Int || a[2]->kind != PV::Tuple || a[3]->kind != PV::Tuple)
+        fail("malformed _rebuild_tensor_v2");
+      auto t = mk(PV::Tensor);
+      t->storage = a[0];
+      t->offset = a[1]->i;
+      for (const PVp& d : a[2]->items) {
+        if (d->kind != PV::Int) fail("non-integer tensor size");
+        t->size.push_back(d->i);
+      }
+      for (const PVp& d : a[3]->items) {
+        if (d->kind != PV::Int) fail("non-integer tensor stride");
+        t->stride.push_back(d->i);
+      }
+      return t;
+    }
+    fail("cannot call " + fn->s + "." + fn->s2);
+  }
+
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+  std::string name_;
+  std::vector<PVp> stack_;
+  std::map<std::uint32_t, PVp> memo_;
+};
+
+// The state dict inside what was pickled: the dict itself, or its "state_dict"/"model" entry.
+const PV& find_state_dict(const PV& root, const std::string& name) {
+  if (root.kind != PV::Dict) bad(name, "the checkpoint does not hold a state dict");
+  for (const auto& [k, v] : root.dict)
+    if (k->kind == PV::Str && (k->s == "state_dict" || k->s == "model") && v->kind == PV::Dict) return *v;
+  return root;
+}
+
+// storage key -> (bytes, count of elements available)
+using StorageFn = std::function<std::pair<const std::uint8_t*, std::size_t>(const PV& storage)>;
+
+StateDict to_state_dict(const PV& root, const std::string& name, const StorageFn& storage_of) {
+  StateDict sd;
+  for (const auto& [k, v] : find_state_dict(root, name).dict) {
+    if (k->kind != PV::Str) bad(name, "a state dict key is not a string");
+    if (v->kind != PV::Tensor) continue;  // non-tensor entries (rare) carry no weights
+    std::string key = k->s.rfind("module.", 0) == 0 ? k->s.substr(7) : k->s;
+    auto [bytes, avail] = storage_of(*v->storage);
+    sd[key] = make_tensor(name, key, bytes, avail, v->storage->elem, v->offset, v->size, v->stride);
+  }
+  return sd;
+}
+
+// ---------------------------------------------------------------- zip (torch >= 1.6)
+
+struct ZipEntry {
+  std::uint64_t offset = 0, size = 0;  // data offset and size
+};
+
+std::map<std::string, ZipEntry> read_zip(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  auto need = [&](std::uint64_t off, std::uint64_t len) {
+    if (off > n || len > n - off) bad(name, "corrupt zip archive (entry outside the file)");
+  };
+  // End of central directory: the last 22+ bytes.
+  if (n < 22) bad(name, "corrupt zip archive (too short)");
+  std::size_t eocd = std::string::npos;
+  for (std::size_t i = n - 22 + 1; i-- > (n > 65557 ? n - 65557 : 0);)
+    if (rd_le(d + i, 4) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  if (eocd == std::string::npos) bad(name, "corrupt zip archive (no end of central directory)");
+  std::uint64_t count = rd_le(d + eocd + 10, 2), cd_off = rd_le(d + eocd + 16, 4);
+  if ((count == 0xffff || cd_off == 0xffffffff) && eocd >= 20 && rd_le(d + eocd - 20, 4) == 0x07064b50) {
+    const std::uint64_t z64 = rd_le(d + eocd - 20 + 8, 8);
+    need(z64, 56);
+    if (rd_le(d + z64, 4) != 0x06064b50) bad(name, "corrupt zip64 directory");
+    count = rd_le(d + z64 + 32, 8);
+    cd_off = rd_le(d + z64 + 48, 8);
+  }
+  std::map<std::string, ZipEntry> entries;
+  std::uint64_t p = cd_off;
+  for (std::uint64_t e = 0; e < count; ++e) {
+    need(p, 46);
+    if (rd_le(d + p, 4) != 0x02014b50) bad(name, "corrupt zip central directory");
+    const std::uint64_t method = rd_le(d + p + 10, 2);
+    std::uint64_t csize = rd_le(d + p + 20, 4), usize = rd_le(d + p + 24, 4);
+    const std::uint64_t nlen = rd_le(d + p + 28, 2), xlen = rd_le(d + p + 30, 2), clen = rd_le(d + p + 32, 2);
+    std::uint64_t local = rd_le(d + p + 42, 4);
+    need(p + 46, nlen + xlen + clen);
+    const std::string fname(reinterpret_cast<const char*>(d + p + 46), nlen);
+    // zip64 extra field: 64-bit values for whichever of the 32-bit ones are saturated.
+    for (std::uint64_t x = p + 46 + nlen; x + 4 <= p + 46 + nlen + xlen;) {
+      const std::uint64_t id = rd_le(d + x, 2), len = rd_le(d + x + 2, 2);
+      need(x + 4, len);
+      if (id == 1) {
+        std::uint64_t q = x + 4;
+        auto next = [&](std::uint64_t& v) {
+          if (v == 0xffffffff && q + 8 <= x + 4 + len) {
+            v = rd_le(d + q, 8);
+            q += 8;
+          }
+        };
+        next(usize);
+        next(csize);
+        next(local);
+      }
+      x += 4 + len;
+    }
+    if (method != 0) bad(name, "zip entry '" + fname + "' is compressed; torch.save writes stored entries");
+    need(local, 30);
+    if (rd_le(d + local, 4) != 0x04034b50) bad(name, "corrupt zip local header for '" + fname + "'");
+    const std::uint64_t data = local + 30 + rd_le(d + local + 26, 2) + rd_le(d + local + 28, 2);
+    need(data, usize);
+    entries[fname] = {data, usize};
+    p += 46 + nlen + xlen + clen;
+  }
+  return entries;
+}
+
+StateDict read_torch_zip(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  const auto entries = read_zip(d, n, name);
+  std::string prefix;
+  for (const auto& [f, e] : entries)
+    if (f.size() >= 8 && f.compare(f.size() - 8, 8, "data.pkl") == 0 && f.find('/') == f.size() - 9) prefix = f.substr(0, f.size() - 8);
+  if (prefix.empty()) bad(name, "zip archive without data.pkl: not a torch.save checkpoint");
+  if (auto bo = entries.find(prefix + "byteorder"); bo != entries.end())
+    if (std::string(reinterpret_cast<const char*>(d + bo->second.offset), bo->second.size) != "little")
+      throw Error(ErrorKind::Unsupported, name + ": big-endian checkpoints are not supported");
+  const ZipEntry& pkl = entries.at(prefix + "data.pkl");
+  Unpickler up(d + pkl.offset, pkl.size, name);
+  const PVp root = up.load();
+  return to_state_dict(*root, name, [&](const PV& st) -> std::pair<const std::uint8_t*, std::size_t> {
+    auto it = entries.find(prefix + "data/" + st.s);
+    if (it == entries.end()) bad(name, "storage '" + st.s + "' is missing from the archive");
+    return {d + it->second.offset, it->second.size / elem_size(st.elem)};
+  });
+}
+
+// ---------------------------------------------------------------- legacy torch.save (before 1.6)
+
+StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  std::size_t pos = 0;
+  auto next_pickle = [&]() {
+    Unpickler up(d + pos, n - pos, name);
+    PVp v = up.load();
+    pos += up.consumed(d + pos);
+    return v;
+  };
+  const PVp magic = next_pickle();
+  static const std::string kMagic("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10);  // 0x1950a86a20f9469cfc6c, little-endian
+  if (magic->kind != PV::Int || magic->s != kMagic) bad(name, "a pickle, but not a torch.save checkpoint");
+  next_pickle();  // protocol version
+  next_pickle();  // sys info
+  const PVp root = next_pickle();
+  const PVp keys = next_pickle();
+  if (keys->kind != PV::List) bad(name, "legacy checkpoint without its storage list");
+  // Storages follow in that order, each as an int64 element count and its bytes.
+  std::map<std::string, std::pair<const std::uint8_t*, std::size_t>> storages;
+  std::map<std::string, Elem> elems;
+  std::function<void(const PV&)> collect = [&](const PV& v) {
+    if (v.kind == PV::Tensor) elems[v.storage->s] = v.storage->elem;
+    for (const auto& x : v.items) collect(*x);
+    for (const auto& [k, x] : v.dict) collect(*x);
+  };
+  collect(*root);
+  for (const PVp& k : keys->items) {
+    if (k->kind != PV::Str) bad(name, "legacy storage key is not a string");
+    if (n - pos < 8) bad(name, "truncated legacy checkpoint");
+    const std::uint64_t count = rd_le(d + pos, 8);
+    pos += 8;
+    const std::size_t es = elem_size(elems.count(k->s) ? elems[k->s] : Elem::F32);
+    if (count > (n - pos) / es) bad(name, "truncated legacy checkpoint (storage '" + k->s + "')");
+    storages[k->s] = {d + pos, static_cast<std::size_t>(count)};
+    pos += count * es;
+  }
+  return to_state_dict(*root, name, [&](const PV& st) {
+    auto it = storages.find(st.s);
+    if (it == storages.end()) bad(name, "storage '" + st.s + "' is missing");
+    return it->second;
+  });
+}
+
+// ---------------------------------------------------------------- safetensors
+
+StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  const std::uint64_t hlen = rd_le(d, 8);
+  if (hlen > n - 8 || hlen > (100u << 20)) bad(name, "safetensors header length " + std::to_string(hlen) + " exceeds the file");
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(d + 8, d + 8 + hlen);
+  } catch (const std::exception& e) {
+    bad(name, std::string("safetensors header is not JSON: ") + e.what());
+  }
+  if (!h.is_object()) bad(name, "safetensors header is not an object");
+  static const std::map<std::string, Elem> types = {{"F32", Elem::F32}, {"F16", Elem::F16}, {"BF16", Elem::BF16}, {"F64", Elem::F64},
+                                                    {"I64", Elem::I64}, {"I32", Elem::I32}, {"I16", Elem::I16},   {"I8", Elem::I8},
+                                                    {"U8", Elem::U8},   {"BOOL", Elem::Bool}};
+  const std::uint8_t* data = d + 8 + hlen;
+  const std::size_t avail = n - 8 - hlen;
+  StateDict sd;
+  for (const auto& [key, v] : h.items()) {
+    if (key == "__metadata__") continue;
+    try {
+      const std::string dt = v.at("dtype").get<std::string>();
+      auto t = types.find(dt);
+      if (t == types.end()) throw Error(ErrorKind::Unsupported, name + ": tensor '" + key + "' has dtype " + dt);
+      const auto shape = v.at("shape").get<std::vector<std::int64_t>>();
+      const auto off = v.at("data_offsets").get<std::vector<std::uint64_t>>();
+      if (off.size() != 2 || off[0] > off[1] || off[1] > avail) bad(name, "tensor '" + key + "' has data offsets outside the file");
+      std::vector<std::int64_t> stride(shape.size(), 1);
+      for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
+      std::int64_t count = 1;
+      for (std::int64_t s : shape) count *= s;
+      const std::size_t es = elem_size(t->second);
+      if (count < 0 || static_cast<std::uint64_t>(count) * es != off[1] - off[0])
+        bad(name, "tensor '" + key + "' declares " + std::to_string(count) + " elements but has " + std::to_string(off[1] - off[0]) + " bytes");
+      std::string k = key.rfind("module.", 0) == 0 ? key.substr(7) : key;
+      sd[k] = make_tensor(name, key, data + off[0], (off[1] - off[0]) / es, t->second, 0, shape, stride);
+    } catch (const nlohmann::json::exception& e) {
+      bad(name, "safetensors entry '" + key + "': " + e.what());
+    }
+  }
+  return sd;
+}
+
+}  // namespace
+
+StateDict read_checkpoint_memory(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  if (n >= 4 && rd_le(d, 4) == 0x04034b50) return read_torch_zip(d, n, name);
+  if (n >= 2 && d[0] == 0x80 && d[1] <= 5) return read_torch_legacy(d, n, name);
+  if (n >= 10 && d[8] == '{') return read_safetensors(d, n, name);
+  bad(name, "not a PyTorch checkpoint (.pth: zip or legacy) or a .safetensors file");
+}
+
+StateDict read_checkpoint(const std::string& path) {
+  std::vector<std::uint8_t> bytes;
+  detail::read_file(path, bytes);
+  return read_checkpoint_memory(bytes.data(), bytes.size(), path);
+}
+
+}  // namespace vinfer::zoo

@@ -1,0 +1,149 @@
+// Built-in networks: architecture (zoo/torchvision.cpp) + weights (a
+// checkpoint, or seeded initialisation as the framework does it).
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include "vinfer/error.hpp"
+#include "vinfer/zoo.hpp"
+#include "zoo/builder.hpp"
+#include "zoo/checkpoint.hpp"
+
+namespace vinfer {
+namespace {
+
+// Deterministic on every platform (std::normal_distribution is not).
+struct Rng {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+  double normal() {
+    const double u1 = 1.0 - uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+std::uint64_t hash(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+std::vector<float> initialise(const zoo::Param& p, std::uint64_t seed) {
+  Rng rng{seed ^ hash(p.key)};
+  std::vector<float> v(static_cast<std::size_t>(numel(p.shape)));
+  auto normal = [&](double sd) {
+    for (float& x : v) x = static_cast<float>(sd * rng.normal());
+  };
+  auto uniform = [&](double bound) {
+    for (float& x : v) x = static_cast<float>(bound * (2.0 * rng.uniform() - 1.0));
+  };
+  switch (p.init) {
+    case zoo::Init::KaimingNormalFanIn: normal(std::sqrt(2.0 / static_cast<double>(p.fan_in))); break;
+    case zoo::Init::KaimingNormalFanOut: normal(std::sqrt(2.0 / static_cast<double>(p.fan_out))); break;
+    case zoo::Init::KaimingUniformA5: uniform(1.0 / std::sqrt(static_cast<double>(p.fan_in))); break;
+    case zoo::Init::Normal001: normal(0.01); break;
+    case zoo::Init::Zeros: break;
+    case zoo::Init::Ones: std::fill(v.begin(), v.end(), 1.f); break;
+    case zoo::Init::GlorotUniform: uniform(std::sqrt(6.0 / static_cast<double>(p.fan_in + p.fan_out))); break;
+  }
+  return v;
+}
+
+// torchvision's legacy DenseNet checkpoints name "norm.1" what the model calls "norm1".
+std::string legacy_densenet_key(const std::string& k) {
+  static const std::regex re(R"(^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$)");
+  std::smatch m;
+  if (!std::regex_match(k, m, re)) return k;
+  return m[1].str() + m[2].str();  // "...norm" + "1.weight"
+}
+
+std::string list(const std::vector<std::string>& xs) {
+  std::string s;
+  for (std::size_t i = 0; i < xs.size() && i < 8; ++i) s += (i ? ", " : "") + xs[i];
+  if (xs.size() > 8) s += ", ... (" + std::to_string(xs.size()) + " in all)";
+  return s;
+}
+
+void fill(zoo::ZooNet& net, zoo::StateDict* sd, const std::string& source, std::uint64_t seed) {
+  if (!sd) {
+    for (const zoo::Param& p : net.params) {
+      auto t = std::make_shared<TensorData>();
+      t->dtype = DType::F32;
+      t->shape = p.shape;
+      t->f = initialise(p, seed);
+      net.graph.value(p.value).constant = std::move(t);
+    }
+    return;
+  }
+  if (net.graph.name.rfind("densenet", 0) == 0) {
+    zoo::StateDict renamed;
+    for (auto& [k, v] : *sd) renamed[legacy_densenet_key(k)] = std::move(v);
+    *sd = std::move(renamed);
+  }
+  std::vector<std::string> missing, mismatched, unexpected;
+  for (const zoo::Param& p : net.params) {
+    auto it = sd->find(p.key);
+    if (it == sd->end()) {
+      missing.push_back(p.key);
+    } else if (it->second.shape != p.shape || it->second.dtype != DType::F32) {
+      mismatched.push_back(p.key + " " + shape_str(it->second.shape) + " (model: " + shape_str(p.shape) + ")");
+    }
+  }
+  std::vector<std::string> known;
+  for (const zoo::Param& p : net.params) known.push_back(p.key);
+  known.insert(known.end(), net.ignored_keys.begin(), net.ignored_keys.end());
+  std::sort(known.begin(), known.end());
+  for (const auto& [k, v] : *sd)
+    if (!std::binary_search(known.begin(), known.end(), k)) unexpected.push_back(k);
+  if (!missing.empty() || !mismatched.empty() || !unexpected.empty()) {
+    std::string msg = source + ": weights do not fit " + net.graph.name + ":";
+    if (!missing.empty()) msg += " missing " + list(missing) + ";";
+    if (!mismatched.empty()) msg += " wrong shape " + list(mismatched) + ";";
+    if (!unexpected.empty()) msg += " unexpected " + list(unexpected) + ";";
+    msg.pop_back();
+    throw Error(ErrorKind::BadInput, msg);
+  }
+  for (const zoo::Param& p : net.params)
+    net.graph.value(p.value).constant = std::make_shared<const TensorData>(std::move(sd->at(p.key)));
+}
+
+}  // namespace
+
+std::vector<std::string> zoo_models() { return zoo::torchvision_names(); }
+
+bool is_zoo_model(const std::string& name) {
+  const auto names = zoo_models();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInfo* info, std::uint64_t seed) {
+  if (!is_zoo_model(name)) throw Error(ErrorKind::InvalidArgument, "unknown built-in model '" + name + "'");
+  zoo::ZooNet net = zoo::build_torchvision(name);
+  if (weights_path.empty()) {
+    fill(net, nullptr, name, seed);
+  } else {
+    zoo::StateDict sd = zoo::read_checkpoint(weights_path);
+    fill(net, &sd, weights_path, seed);
+  }
+  if (info) {
+    info->preset = net.preset;
+    info->random_weights = weights_path.empty();
+  }
+  return std::move(net.graph);
+}
+
+Model load_model(const std::string& model, const std::string& weights, const EngineOptions& options, ZooInfo* info) {
+  if (is_zoo_model(model)) return Model::from_graph(zoo_graph(model, weights, info), model, options);
+  if (!weights.empty())
+    throw Error(ErrorKind::InvalidArgument, "--weights applies to built-in models (" + model + " is not one of them; an ONNX file carries its own)");
+  if (info) *info = ZooInfo{"torchvision", false};
+  return Model::load_onnx(model, options);
+}
+
+}  // namespace vinfer

@@ -1,0 +1,111 @@
+// The built-in architectures (parameter counts as torchvision reports them)
+// and the checkpoint readers on hand-made, hostile and broken files.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <cmath>
+#include <map>
+
+#include "vinfer/error.hpp"
+#include "vinfer/zoo.hpp"
+#include "zoo/builder.hpp"
+#include "zoo/checkpoint.hpp"
+
+namespace vinfer {
+namespace {
+
+TEST(Zoo, ParameterCountsMatchTorchvision) {
+  // sum(p.numel() for p in torchvision.models.NAME().parameters())
+  const std::map<std::string, std::int64_t> want = {
+      {"densenet121", 7978856}, {"densenet161", 28681000}, {"densenet169", 14149480}, {"densenet201", 20013928},
+      {"vgg11", 132863336},     {"vgg11_bn", 132868840},   {"vgg13", 133047848},      {"vgg13_bn", 133053736},
+      {"vgg16", 138357544},     {"vgg16_bn", 138365992},   {"vgg19", 143667240},      {"vgg19_bn", 143678248},
+      {"resnet18", 11689512},   {"resnet34", 21797672},    {"resnet50", 25557032},    {"resnet101", 44549160},
+      {"resnet152", 60192808}};
+  EXPECT_EQ(zoo_models().size(), want.size());
+  for (const std::string& name : zoo_models()) {
+    zoo::ZooNet net = zoo::build_torchvision(name);
+    std::int64_t n = 0;
+    for (const zoo::Param& p : net.params)
+      if (p.key.find("running_") == std::string::npos) n += numel(p.shape);
+    ASSERT_TRUE(want.count(name)) << name;
+    EXPECT_EQ(n, want.at(name)) << name;
+    infer_shapes(net.graph);
+    EXPECT_EQ(net.graph.value(net.graph.outputs.at(0)).shape, (Shape{1, 1000})) << name;
+  }
+}
+
+TEST(Zoo, SeededWeightsAreDeterministicAndRunnable) {
+  ZooInfo info;
+  Graph a = zoo_graph("resnet18", "", &info, 7), b = zoo_graph("resnet18", "", nullptr, 7), c = zoo_graph("resnet18", "", nullptr, 8);
+  EXPECT_TRUE(info.random_weights);
+  EXPECT_EQ(info.preset, "torchvision");
+  const TensorData& wa = *a.constant(a.nodes[0].inputs[1]);
+  EXPECT_EQ(wa.f, b.constant(b.nodes[0].inputs[1])->f);
+  EXPECT_NE(wa.f, c.constant(c.nodes[0].inputs[1])->f);
+  // kaiming_normal_(fan_out, relu) for conv1: sd = sqrt(2 / (64 * 7 * 7)).
+  double ss = 0;
+  for (float v : wa.f) ss += static_cast<double>(v) * v;
+  EXPECT_NEAR(std::sqrt(ss / static_cast<double>(wa.f.size())), std::sqrt(2.0 / (64 * 49)), 0.002);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(std::move(a), "resnet18", opt);
+  std::vector<float> x(m.input_size(), 0.5f), y(m.output_size(), NAN);
+  m.run(x.data(), y.data());
+  for (float v : y) ASSERT_TRUE(std::isfinite(v));
+}
+
+TEST(Zoo, UnknownNameAndWeightsOnOnnx) {
+  EXPECT_THROW(zoo_graph("alexnet", ""), Error);
+  try {
+    load_model("model.onnx", "w.pth", {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  }
+}
+
+zoo::StateDict read(const std::string& bytes) {
+  return zoo::read_checkpoint_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "t.pth");
+}
+
+void expect_bad(const std::string& bytes, const std::string& needle) {
+  try {
+    read(bytes);
+    FAIL() << "expected an error containing " << needle;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(Checkpoint, RefusesGlobalsOutsideTheAllowlist) {
+  // pickle.dumps(os.system call) in protocol 2, as a legacy torch.save would start.
+  static const char kSystem[] = "\x80\x02" "cposix\nsystem\n" "q\x00" "X\x04\x00\x00\x00" "echo" "q\x01\x85q\x02Rq\x03.";
+  static const char kEval[] = "\x80\x02" "cbuiltins\neval\n" "q\x00.";
+  expect_bad(std::string(kSystem, sizeof kSystem - 1), "refused");
+  expect_bad(std::string(kEval, sizeof kEval - 1), "builtins.eval");
+}
+
+TEST(Checkpoint, BrokenFilesAreBadInput) {
+  expect_bad("", "not a PyTorch checkpoint");
+  expect_bad("hello world, not a checkpoint", "not a PyTorch checkpoint");
+  expect_bad(std::string("PK\x03\x04", 4) + std::string(40, '\0'), "zip");
+  expect_bad(std::string("\x80\x02}q\x00", 5), "truncated");
+  // safetensors: offsets outside the data, element count disagreeing with bytes.
+  auto st = [](const std::string& header, std::size_t data) {
+    std::string s(8, '\0');
+    const std::uint64_t n = header.size();
+    std::memcpy(&s[0], &n, 8);
+    return s + header + std::string(data, '\0');
+  };
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,160]}})", 16), "outside");
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", 16), "declares 5 elements");
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":"x"}})", 16), "safetensors entry");
+  const zoo::StateDict ok = read(st(R"({"__metadata__":{},"module.w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
+  ASSERT_EQ(ok.count("w"), 1u);  // DataParallel's "module." prefix dropped
+  EXPECT_EQ(ok.at("w").shape, (Shape{2, 2}));
+}
+
+}  // namespace
+}  // namespace vinfer
