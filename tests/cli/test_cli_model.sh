@@ -63,6 +63,23 @@ PY
 # Forward-only benchmark and info.
 "$V" bench "$M" --forward-only --loops 3 --warmup 1 --json "$T/bench.json" >"$T/out" && grep -q "p50" "$T/out" && ok || bad "bench --forward-only"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['latency_ms']['p50'] > 0 and len(j['per_iter_ms']) == 3" "$T/bench.json" && ok || bad "bench json"
+# The seed's loop, stage by stage: JSON, CSV, plot, and the pipelined variant.
+"$V" bench "$M" "$IMG" "$D/images/chelsea.png" --loops 4 --warmup 1 --json "$T/full.json" --csv "$T/full.csv" --plot "$T/full.png" >"$T/out" \
+  && grep -q "| FPS | Latency (ms) |" "$T/out" && ok || bad "bench (full scenario): $(cat "$T/out")"
+python3 - "$T/full.json" "$T/full.csv" <<'PY' && ok || bad "bench full json/csv"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["mode"] == "single-stream" and j["loops"] == 4 and j["fps"] > 0, j
+for k in ("mean", "p50", "p90", "p99", "min", "max"):
+    assert j["latency_ms"][k] > 0, k
+assert set(j["stages"]) == {"read", "decode", "resize", "normalize", "infer", "topk"}, j["stages"]
+assert abs(sum(s["mean"] for s in j["stages"].values()) - j["latency_ms"]["mean"]) <= 0.05 * j["latency_ms"]["mean"]
+rows = open(sys.argv[2]).read().splitlines()
+assert rows[0].startswith("iteration,image,read_ms") and len(rows) == 5, rows
+assert rows[2].split(",")[1].endswith("chelsea.png"), rows[2]
+PY
+[ -s "$T/full.png" ] && head -c 4 "$T/full.png" | grep -q PNG && ok || bad "bench --plot png"
+"$V" bench "$M" --loops 3 --warmup 1 --pipeline --json "$T/pipe.json" >"$T/out" && grep -q "throughput" "$T/out" && ok || bad "bench --pipeline"
 "$V" info "$M" --profile --runs 1 >"$T/out" && grep -q "arena" "$T/out" && grep -q "GFLOP/s" "$T/out" && ok || bad "info --profile"
 
 # Errors: one line, exit 2.
@@ -72,7 +89,8 @@ expect_fail "trunc.onnx" -- "$V" classify "$T/trunc.onnx" "$IMG"
 echo "not a model" >"$T/text.onnx"
 expect_fail "not a valid ONNX model" -- "$V" classify "$T/text.onnx" "$IMG"
 expect_fail "NHWC" -- "$V" classify "$M" "$IMG" --preset keras-caffe
-expect_fail "forward-only" -- "$V" bench "$M"
+expect_fail "truncated.jpg" -- "$V" bench "$M" "$D/bad/truncated.jpg" --loops 2
+expect_fail "drop the images" -- "$V" bench "$M" "$IMG" --forward-only
 expect_fail "preset" -- "$V" classify "$M" "$IMG" --preset nope
 
 echo "cli model contract: $pass passed, $fail failed"

@@ -4,9 +4,12 @@
 #include <cstdio>
 #include <random>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "vinfer/bench.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
@@ -121,15 +124,22 @@ struct ClassifyCmd {
 
 struct BenchCmd {
   ModelArgs m;
-  bool forward_only = false;
+  std::vector<std::string> images;
+  std::string preset_name, json_path, csv_path, plot_path;
+  bool forward_only = false, pipeline = false;
   int loops = 100, warmup = 10;
-  std::string json_path;
+  double min_time = 0;
 
-  int run() {
-    if (!forward_only)
-      throw Error(ErrorKind::Unsupported, "`vinfer bench` times the forward pass only for now: pass --forward-only "
-                                          "(`vinfer bench-preprocess` times file -> tensor)");
-    if (loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
+  nlohmann::json machine_json(const Model& model) const {
+    const MachineInfo mi = machine_info();
+    return {{"cpu", mi.cpu}, {"logical_cores", mi.logical_cores}, {"simd", mi.simd}, {"os", mi.os}, {"threads", model.threads()}};
+  }
+
+  static nlohmann::json summary_json(const LatencySummary& s) {
+    return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}};
+  }
+
+  int run_forward_only() {
     const auto t0 = Clock::now();
     Model model = m.load();
     const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -137,27 +147,126 @@ struct BenchCmd {
     for (int i = 0; i < warmup; ++i) model.run(x.data(), y.data());
     std::vector<double> ms;
     ms.reserve(static_cast<std::size_t>(loops));
-    for (int i = 0; i < loops; ++i) {
+    const auto start = Clock::now();
+    for (int i = 0; i < loops || (min_time > 0 && std::chrono::duration<double>(Clock::now() - start).count() < min_time); ++i) {
       const auto a = Clock::now();
       model.run(x.data(), y.data());
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
     }
     const LatencySummary s = summarize(ms);
-    std::printf("%s: forward pass, batch 1, %d threads, %d loops after %d warm-up\n", m.model.c_str(), model.threads(), loops, warmup);
+    std::printf("%s: forward pass, batch 1, %d threads, %zu loops after %d warm-up\n", m.model.c_str(), model.threads(), ms.size(), warmup);
     std::printf("  p50 %.3f ms   p90 %.3f ms   min %.3f ms   mean %.3f ms   (load %.0f ms)\n", s.p50, s.p90, s.min, s.mean, load_ms);
     if (!json_path.empty()) {
-      const MachineInfo mi = machine_info();
-      nlohmann::json j{{"model", m.model},
-                       {"mode", "forward-only"},
-                       {"threads", model.threads()},
-                       {"loops", loops},
-                       {"warmup", warmup},
-                       {"load_ms", load_ms},
-                       {"latency_ms", {{"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}, {"mean", s.mean}}},
-                       {"per_iter_ms", ms},
-                       {"machine", {{"cpu", mi.cpu}, {"logical_cores", mi.logical_cores}, {"os", mi.os}}},
-                       {"vinfer", version()}};
+      nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
+                       {"threads", model.threads()}, {"loops", ms.size()}, {"warmup", warmup},
+                       {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
+                       {"machine", machine_json(model)}, {"vinfer", version()}};
       write_text(json_path, j.dump(2) + "\n");
+    }
+    return kExitOk;
+  }
+
+  int run() {
+    if (loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
+    if (forward_only) {
+      if (!images.empty()) throw Error(ErrorKind::InvalidArgument, "--forward-only times a fixed input; drop the images");
+      return run_forward_only();
+    }
+    if (images.empty()) images.push_back(VINFER_SAMPLE_IMAGE);
+    Model model = m.load();
+    if (preset_name.empty()) preset_name = m.zoo.preset;
+    Preprocessor pre(preset_for(model, preset_name));
+    ScenarioOptions opt;
+    opt.loops = loops;
+    opt.warmup = warmup;
+    opt.min_time_s = min_time;
+    opt.pipeline = pipeline;
+    // A progress bar on a terminal, for runs long enough to want one.
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    const auto started = Clock::now();
+    bool drawn = false;
+    if (tty)
+      opt.progress = [&](int done, int planned) {
+        const double el = std::chrono::duration<double>(Clock::now() - started).count();
+        if (el < 2.0 && !drawn) return;
+        drawn = true;
+        const int total = std::max(done, planned), w = 30, fill = static_cast<int>(w * static_cast<double>(done) / total);
+        std::fprintf(stderr, "\r[%s%s] %d/%d", std::string(static_cast<std::size_t>(fill), '#').c_str(),
+                     std::string(static_cast<std::size_t>(w - fill), ' ').c_str(), done, total);
+      };
+    const ScenarioResult r = run_scenario(model, pre, images, opt);
+    if (drawn) std::fprintf(stderr, "\r%*s\r", 50, "");
+
+    std::vector<double> total;
+    std::array<std::vector<double>, kStages> per;
+    for (const IterationTimes& it : r.iterations) {
+      total.push_back(it.total_ms);
+      for (int k = 0; k < kStages; ++k) per[static_cast<std::size_t>(k)].push_back(it.stage_ms[static_cast<std::size_t>(k)]);
+    }
+    const LatencySummary ts = summarize(total);
+    std::array<LatencySummary, kStages> ss;
+    double stage_mean_sum = 0;
+    for (int k = 0; k < kStages; ++k) {
+      ss[static_cast<std::size_t>(k)] = summarize(per[static_cast<std::size_t>(k)]);
+      stage_mean_sum += ss[static_cast<std::size_t>(k)].mean;
+    }
+    const double fps = pipeline ? r.throughput_fps : 1000.0 / ts.mean;
+    std::printf("%s%s, preset %s, %d threads, %zu iterations after %d warm-up, %s, %zu image(s)\n", m.model.c_str(),
+                m.zoo.random_weights ? " (seeded random weights)" : "", preset_name.c_str(), model.threads(), r.iterations.size(), warmup,
+                pipeline ? "pipelined (decode overlaps inference)" : "one image at a time", images.size());
+    std::printf("\n| FPS | Latency (ms) |\n|---:|---:|\n| %.1f | %.2f |\n\n", fps, ts.p50);
+    std::printf("| stage | mean | p50 | p90 | p99 | min | max |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int k = 0; k < kStages; ++k) {
+      const LatencySummary& s = ss[static_cast<std::size_t>(k)];
+      std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", stage_names()[static_cast<std::size_t>(k)], s.mean, s.p50, s.p90, s.p99,
+                  s.min, s.max);
+    }
+    std::printf("| **total** | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", ts.mean, ts.p50, ts.p90, ts.p99, ts.min, ts.max);
+    if (pipeline)
+      std::printf("\nthroughput %.1f images/s; latency counts from an image's read to its top-k, including waiting for the engine\n",
+                  r.throughput_fps);
+    else
+      std::printf("\nstage means add up to %.1f%% of the mean total\n", 100.0 * stage_mean_sum / ts.mean);
+
+    if (!json_path.empty()) {
+      nlohmann::json j{{"model", m.model},
+                       {"random_weights", m.zoo.random_weights},
+                       {"preset", preset_name},
+                       {"images", images},
+                       {"mode", pipeline ? "pipeline" : "single-stream"},
+                       {"loops", r.iterations.size()},
+                       {"warmup", warmup},
+                       {"fps", fps},
+                       {"throughput_fps", r.throughput_fps},
+                       {"latency_ms", summary_json(ts)},
+                       {"machine", machine_json(model)},
+                       {"threads", model.threads()},
+                       {"vinfer", version()}};
+      for (int k = 0; k < kStages; ++k) j["stages"][stage_names()[static_cast<std::size_t>(k)]] = summary_json(ss[static_cast<std::size_t>(k)]);
+      j["per_iter_ms"] = total;
+      write_text(json_path, j.dump(2) + "\n");
+    }
+    if (!csv_path.empty()) {
+      std::string csv = "iteration,image";
+      for (const char* n : stage_names()) csv += std::string(",") + n + "_ms";
+      csv += ",total_ms\n";
+      char buf[64];
+      for (std::size_t i = 0; i < r.iterations.size(); ++i) {
+        const IterationTimes& it = r.iterations[i];
+        csv += std::to_string(i) + "," + images[static_cast<std::size_t>(it.image)];
+        for (double v : it.stage_ms) {
+          std::snprintf(buf, sizeof buf, ",%.4f", v);
+          csv += buf;
+        }
+        std::snprintf(buf, sizeof buf, ",%.4f\n", it.total_ms);
+        csv += buf;
+      }
+      write_text(csv_path, csv);
+    }
+    if (!plot_path.empty()) {
+      std::vector<std::pair<std::string, double>> stages;
+      for (int k = 0; k < kStages; ++k) stages.emplace_back(stage_names()[static_cast<std::size_t>(k)], ss[static_cast<std::size_t>(k)].p50);
+      plot_benchmark(plot_path, m.model + ", " + preset_name + ", " + std::to_string(model.threads()) + " threads", total, stages);
     }
     return kExitOk;
   }
@@ -216,10 +325,16 @@ void add_classify(CLI::App& app, Handler& run) {
 void add_bench(CLI::App& app, Handler& run) {
   auto c = std::make_shared<BenchCmd>();
   c->m.add_to(app);
-  app.add_flag("--forward-only", c->forward_only, "Time the forward pass on a fixed input");
-  app.add_option("--loops", c->loops, "Timed iterations");
+  app.add_option("images", c->images, "Images for the file -> top-k loop (default: the bundled sample photo)");
+  app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's)");
+  app.add_flag("--forward-only", c->forward_only, "Time only the forward pass, on a fixed input");
+  app.add_flag("--pipeline", c->pipeline, "Decode the next image while the current one is inferred; report throughput");
+  app.add_option("--loops", c->loops, "Timed iterations (default 100)");
+  app.add_option("--min-time", c->min_time, "Keep timing until this many seconds have passed")->check(CLI::Range(0.0, 86400.0));
   app.add_option("--warmup", c->warmup, "Untimed iterations first")->check(CLI::Range(0, 1000000));
   app.add_option("--json", c->json_path, "Write the figures as JSON");
+  app.add_option("--csv", c->csv_path, "Write every iteration's stage times as CSV");
+  app.add_option("--plot", c->plot_path, "Plot latency distribution and stages (.png or .svg, needs gnuplot)");
   run = [c] { return c->run(); };
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace vinfer::cli {
 
@@ -21,6 +22,10 @@ void add_bench_preprocess(CLI::App& app, Handler& run);
 void add_classify(CLI::App& app, Handler& run);
 void add_bench(CLI::App& app, Handler& run);
 void add_info(CLI::App& app, Handler& run);
+
+// Latency histogram and per-stage p50 bars through gnuplot, written atomically.
+void plot_benchmark(const std::string& out, const std::string& title, const std::vector<double>& latency_ms,
+                    const std::vector<std::pair<std::string, double>>& stage_p50);
 
 // Parses "WxH" (e.g. 224x224). Throws vinfer::Error(InvalidArgument).
 std::pair<int, int> parse_size(const std::string& s);
