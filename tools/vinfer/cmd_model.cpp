@@ -125,7 +125,7 @@ struct ClassifyCmd {
 struct BenchCmd {
   ModelArgs m;
   std::vector<std::string> images;
-  std::string preset_name, json_path, csv_path, plot_path;
+  std::string preset_name, json_path, csv_path, plot_path, device = "cpu";
   bool forward_only = false, pipeline = false;
   int loops = 100, warmup = 10;
   double min_time = 0;
@@ -168,6 +168,8 @@ struct BenchCmd {
 
   int run() {
     if (loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
+    if (device != "cpu")
+      throw Error(ErrorKind::Unsupported, "--device " + device + ": this build of vinfer has the CPU backend only (the CUDA backend is issue 9)");
     if (forward_only) {
       if (!images.empty()) throw Error(ErrorKind::InvalidArgument, "--forward-only times a fixed input; drop the images");
       return run_forward_only();
@@ -328,6 +330,7 @@ void add_bench(CLI::App& app, Handler& run) {
   app.add_option("images", c->images, "Images for the file -> top-k loop (default: the bundled sample photo)");
   app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's)");
   app.add_flag("--forward-only", c->forward_only, "Time only the forward pass, on a fixed input");
+  app.add_option("--device", c->device, "Where the network runs (cpu)");
   app.add_flag("--pipeline", c->pipeline, "Decode the next image while the current one is inferred; report throughput");
   app.add_option("--loops", c->loops, "Timed iterations (default 100)");
   app.add_option("--min-time", c->min_time, "Keep timing until this many seconds have passed")->check(CLI::Range(0.0, 86400.0));
