@@ -40,6 +40,15 @@ inline int cv_vcubic_simd(const int* col, int stride, const int* b) {
   return static_cast<int>(std::lrint(s));
 }
 
+// The same for images under 4 pixels tall, where clamped taps merged into fewer
+// than 4 rows (the sum of the merged weights, in the same float order).
+inline int cv_vcubic_short(const int* col, int stride, const int* b, int taps) {
+  const float scale = 1.f / (2048.f * 2048.f);
+  float s = 0.f;
+  for (int k = 0; k < taps; ++k) s = s + static_cast<float>(col[k * stride]) * (static_cast<float>(b[k]) * scale);
+  return static_cast<int>(std::lrint(s));
+}
+
 inline std::uint8_t cv_area_fast_value(int sum, int sx, int sy) {
   if (sx == 2 && sy == 2) return static_cast<std::uint8_t>((sum + 2) >> 2);
   return round_u8(static_cast<float>(sum) * (1.f / static_cast<float>(sx * sy)));

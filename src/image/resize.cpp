@@ -105,7 +105,8 @@ struct Resizer::Impl {
       });
       return;
     }
-    const auto [lo, hi] = rows_needed(p, H);
+    const auto needed = rows_needed(p, H);  // not a structured binding: lambdas below capture lo (clang 14)
+    const int lo = needed.first, hi = needed.second;
     const int tw = p.skip_x ? W : ow;
     const std::size_t trow = static_cast<std::size_t>(tw) * C;
     const std::uint8_t* tbase;
@@ -143,7 +144,8 @@ struct Resizer::Impl {
   void float_conv(const ImageView<T>& in, float* out, int ow, int oh, int threads) {
     const ResizePlan& p = plan;
     const int C = in.channels;
-    const auto [lo, hi] = rows_needed(p, in.height);
+    const auto needed = rows_needed(p, in.height);
+    const int lo = needed.first, hi = needed.second;
     const std::size_t trow = static_cast<std::size_t>(ow) * C;
     tmp_f32.resize(static_cast<std::size_t>(hi - lo) * trow);
     detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
@@ -218,7 +220,11 @@ struct Resizer::Impl {
           const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
           // Every row of a window is in use, so a window's rows have consecutive slots.
           const int* s0 = srow(p.y.start[y]);
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
+          if (p.y.max_taps == 4) {
+            for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
+          } else {  // fewer than 4 source rows
+            for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_short(s0 + i, row, w, p.y.max_taps));
+          }
         }
       }
     });

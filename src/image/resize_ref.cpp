@@ -115,7 +115,8 @@ void cv_fixed(const ImageView<std::uint8_t>& in, const ResizePlan& p, std::uint8
         v = detail::cv_vlinear_simd(tmp[static_cast<std::size_t>(pi[0]) * row + i],
                                     tmp[static_cast<std::size_t>(pi[1]) * row + i], pw[0], pw[1]);
       } else {
-        v = detail::cv_vcubic_simd(&tmp[static_cast<std::size_t>(p.y.start[y]) * row + i], row, w);
+        const int* col = &tmp[static_cast<std::size_t>(p.y.start[y]) * row + i];
+        v = p.y.max_taps == 4 ? detail::cv_vcubic_simd(col, row, w) : detail::cv_vcubic_short(col, row, w, p.y.max_taps);
       }
       out[static_cast<std::size_t>(y) * row + i] = detail::sat_u8(v);
     }

@@ -144,3 +144,23 @@ TEST(Resize, RejectsBadSizesAndChannels) {
 
 }  // namespace
 }  // namespace vinfer::test
+
+// Found by fuzz_params: OpenCV bicubic on images under 4 pixels in a dimension
+// (the clamped taps merge into fewer than 4 rows) read past the row buffer.
+namespace vinfer {
+TEST(Resize, OpenCvCubicOnTinyImages) {
+  ResizeSpec spec;
+  spec.compat = Compat::OpenCv;
+  spec.filter = Filter::Bicubic;
+  for (int c : {1, 3, 4})
+    for (auto [w, h] : {std::pair{1, 3}, {3, 1}, {1, 1}, {2, 2}, {3, 3}, {5, 2}}) {
+      ImageU8 in = test::random_image(w, h, c, static_cast<unsigned>(w * 10 + h));
+      ImageU8 fast, ref;
+      Resizer r(spec);
+      r.run(in.view(), 12, 12, fast);
+      resize_reference(in.view(), 12, 12, spec, ref);
+      ASSERT_EQ(fast.size(), ref.size());
+      EXPECT_TRUE(std::equal(fast.data(), fast.data() + fast.size(), ref.data())) << w << "x" << h << "x" << c;
+    }
+}
+}  // namespace vinfer
