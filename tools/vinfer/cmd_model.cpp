@@ -26,6 +26,8 @@ using Clock = std::chrono::steady_clock;
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;
+  std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
+  std::int64_t max_pixels = DecodeOptions{}.max_pixels;
   ZooInfo zoo;
   void add_to(CLI::App& app) {
     app.add_option("model", model, "ONNX file or built-in name (" + [] {
@@ -35,10 +37,17 @@ struct ModelArgs {
     }() + ")")->required();
     app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
     app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
+    app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
+    app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
+    app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
   }
+  void limit(Preprocessor& pre) const { pre.decode_options().max_pixels = max_pixels; }
   Model load() {
     EngineOptions opt;
     opt.threads = threads;
+    opt.limits.max_nodes = max_nodes;
+    opt.limits.max_total_bytes = max_model_mb << 20;
+    opt.max_file_bytes = std::max<std::int64_t>(opt.max_file_bytes, (max_model_mb << 20) + (64 << 20));
     Model m = load_model(model, weights, opt, &zoo);
     if (zoo.random_weights)
       std::fprintf(stderr, "vinfer: note: %s has seeded random weights (no --weights): labels are meaningless, timings are real\n",
@@ -88,6 +97,7 @@ struct ClassifyCmd {
     Model model = m.load();
     if (preset_name.empty()) preset_name = m.zoo.preset;  // the model's own (torchvision for ONNX files)
     Preprocessor pre(preset_for(model, preset_name));
+    m.limit(pre);
     const int n_out = static_cast<int>(model.output_size());
     const bool probs = is_probability(model);
     std::vector<float> input(model.input_size()), logits(static_cast<std::size_t>(n_out)), all_logits;
@@ -100,11 +110,11 @@ struct ClassifyCmd {
         ++failed;
         std::fprintf(stderr, "vinfer: error: %s\n", e.what());
         if (json) std::printf("%s\n", nlohmann::json{{"image", path}, {"error", e.what()}}.dump().c_str());
-        all_logits.insert(all_logits.end(), static_cast<std::size_t>(n_out), std::nanf(""));
+        if (!logits_path.empty()) all_logits.insert(all_logits.end(), static_cast<std::size_t>(n_out), std::nanf(""));
         continue;
       }
       model.run(input.data(), logits.data());
-      all_logits.insert(all_logits.end(), logits.begin(), logits.end());
+      if (!logits_path.empty()) all_logits.insert(all_logits.end(), logits.begin(), logits.end());
       const std::vector<float> p = probs ? logits : softmax(logits.data(), n_out);
       const std::vector<int> top = topk_indices(p.data(), n_out, topk);
       if (json) {
@@ -178,6 +188,7 @@ struct BenchCmd {
     Model model = m.load();
     if (preset_name.empty()) preset_name = m.zoo.preset;
     Preprocessor pre(preset_for(model, preset_name));
+    m.limit(pre);
     ScenarioOptions opt;
     opt.loops = loops;
     opt.warmup = warmup;
