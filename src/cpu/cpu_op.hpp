@@ -99,6 +99,7 @@ void build_inner_product(BuildContext& ctx, const Node& n);
 void build_softmax(BuildContext& ctx, const Node& n);
 void build_scale_shift(BuildContext& ctx, const Node& n);
 void build_reshape(BuildContext& ctx, const Node& n);
+void build_transpose(BuildContext& ctx, const Node& n);
 // A layout conversion between two tensors (used by the program for Form changes).
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name);
 

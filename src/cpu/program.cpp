@@ -172,6 +172,7 @@ class Program final : public BuildContext, public detail::Executor {
     else if (op == "Softmax") build_softmax(*this, n);
     else if (op == "vinfer.ScaleShift") build_scale_shift(*this, n);
     else if (is_reshape(op)) build_reshape(*this, n);
+    else if (op == "Transpose") build_transpose(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
     else throw Error(ErrorKind::Unsupported, n.label() + ": not supported by the CPU backend (shape computations on runtime values?)");
   }

@@ -125,8 +125,12 @@ int fold_pad(Graph& g) {
     // Zero padding means the same inside a Conv, and inside an AveragePool that counts padding.
     const std::vector<std::int64_t> own = next.get_ints("pads");
     const bool own_zero = std::all_of(own.begin(), own.end(), [](std::int64_t v) { return v == 0; });
+    // A zero border cannot win a max over values that are all >= 0 (a Relu's output).
+    const int src = prod[static_cast<std::size_t>(pad.inputs[0])];
+    const bool nonneg = src >= 0 && g.nodes[static_cast<std::size_t>(src)].op == "Relu";
     const bool ok = (next.op == "Conv" && next.inputs[0] == y) ||
-                    (next.op == "AveragePool" && (next.get_int("count_include_pad", 0) != 0 || own_zero));
+                    (next.op == "AveragePool" && (next.get_int("count_include_pad", 0) != 0 || own_zero)) ||
+                    (next.op == "MaxPool" && nonneg && next.get_int("ceil_mode", 0) == 0);
     if (!ok || next.get_string("auto_pad", "NOTSET") != "NOTSET") continue;
     std::vector<std::int64_t> pads = next.get_ints("pads", {0, 0, 0, 0});
     pads[0] += p[2], pads[1] += p[3], pads[2] += p[6], pads[3] += p[7];

@@ -15,7 +15,8 @@ namespace vinfer::detail {
 int fold_constants(Graph& g, const GraphLimits& limits);
 // Identity and Dropout (inference) are removed; their users read the input.
 int remove_identities(Graph& g);
-// A zero Pad of H and W before a Conv (or an AveragePool counting padding) becomes its pads.
+// A zero Pad of H and W before a Conv (or an AveragePool counting padding, or a
+// MaxPool over a Relu's output) becomes its pads.
 int fold_pad(Graph& g);
 // BatchNormalization after a Conv (whose result nothing else reads) is folded
 // into the Conv's weights and bias.

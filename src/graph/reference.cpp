@@ -343,6 +343,21 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         idx[d] = 0;
       }
     }
+  } else if (op == "Transpose") {
+    const TensorData& x = arg(0);
+    const std::vector<I> perm = transpose_perm(n, x.shape.size());
+    const std::vector<I> xs = bstrides(x.shape, x.shape);
+    std::vector<I> idx(y.shape.size(), 0);
+    for (I e = 0; e < numel(y.shape); ++e) {
+      I src = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) src += idx[d] * xs[static_cast<std::size_t>(perm[d])];
+      if (y.dtype == DType::F32) y.f[static_cast<std::size_t>(e)] = x.f[static_cast<std::size_t>(src)];
+      else y.i[static_cast<std::size_t>(e)] = x.i[static_cast<std::size_t>(src)];
+      for (std::size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < y.shape[d]) break;
+        idx[d] = 0;
+      }
+    }
   } else if (op == "Pad") {
     const TensorData& x = arg(0);
     const std::vector<I> pads = pad_amounts(g, n);

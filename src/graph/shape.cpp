@@ -17,7 +17,7 @@ const std::set<std::string>& ops() {
       "Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Mul", "Add", "Sub", "Div", "MaxPool",
       "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
       "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
-      "ConstantOfShape", "Softmax", "Pad", "vinfer.ScaleShift"};
+      "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift"};
   return s;
 }
 
@@ -39,6 +39,19 @@ std::vector<std::int64_t> axes_of(const Graph& g, const Node& n, std::size_t inp
     return t->i;
   }
   return {};
+}
+
+std::vector<std::int64_t> transpose_perm(const Node& n, std::size_t rank) {
+  std::vector<std::int64_t> perm = n.get_ints("perm");
+  if (perm.empty())
+    for (std::size_t i = rank; i-- > 0;) perm.push_back(static_cast<std::int64_t>(i));
+  std::vector<bool> seen(rank, false);
+  if (perm.size() != rank) bad(n, "perm has " + std::to_string(perm.size()) + " values for rank " + std::to_string(rank));
+  for (std::int64_t p : perm) {
+    if (p < 0 || p >= static_cast<std::int64_t>(rank) || seen[static_cast<std::size_t>(p)]) bad(n, "perm is not a permutation");
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  return perm;
 }
 
 std::vector<std::int64_t> pad_amounts(const Graph& g, const Node& n) {
@@ -311,6 +324,13 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
       out[static_cast<std::size_t>(ax)] = std::max<std::int64_t>(0, e - s);
     }
     set(0, out, in_dtype(0));
+  } else if (op == "Transpose") {
+    need_inputs(1, 1);
+    const Shape& x = in_shape(0);
+    const std::vector<std::int64_t> perm = transpose_perm(n, x.size());
+    Shape out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = x[static_cast<std::size_t>(perm[i])];
+    set(0, out, in_dtype(0));
   } else if (op == "Pad") {
     need_inputs(1, 3);
     const Shape& x = in_shape(0);
@@ -333,7 +353,7 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     throw Error(ErrorKind::Internal, n.label() + ": no shape rule");
   }
   // Float-only operators (their data input; parameters like pads or axes are int64).
-  static const std::set<std::string> int_ok = {"Identity", "Concat", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
+  static const std::set<std::string> int_ok = {"Identity", "Concat", "Transpose", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
                                                "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad"};
   if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
 }

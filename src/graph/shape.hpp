@@ -7,6 +7,8 @@ namespace vinfer::detail {
 // Checks one node and sets its outputs' shapes and types from its inputs.
 void infer_node(Graph& g, Node& n, const GraphLimits& limits);
 std::vector<std::int64_t> axes_of(const Graph& g, const Node& n, std::size_t input_index);
+// Transpose's permutation (default: reversed axes), validated.
+std::vector<std::int64_t> transpose_perm(const Node& n, std::size_t rank);
 // Pad's amounts ([begin..., end...]) from its input (opset >= 11) or attribute, and its fill value.
 std::vector<std::int64_t> pad_amounts(const Graph& g, const Node& n);
 float pad_value(const Graph& g, const Node& n);

@@ -204,6 +204,24 @@ TEST(EngineOps, ResidualAndActivationFusion) {
   EXPECT_EQ(nodes, 3u);  // three convolutions, everything else fused into them
 }
 
+TEST(EngineOps, TransposeInAndOut) {
+  // Keras: an NHWC input made NCHW for the convolutions, and back to NHWC before Flatten.
+  Graph g;
+  const int x = g.add_input("x", {1, 5, 6, 3});
+  const int t = g.add_node("Transpose", {x}, {{"perm", Ints{0, 3, 1, 2}}})[0];
+  const int r = g.add_node("Relu", {t})[0];
+  // Keras's ZeroPadding2D then MaxPooling2D on a Relu's output: folded into the pool.
+  const int pd = g.add_node("Pad", {r, g.add_constant("p", TensorData::i64({8}, {0, 0, 1, 1, 0, 0, 1, 1}))})[0];
+  const int mp = g.add_node("MaxPool", {pd}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}})[0];
+  const int c = g.add_node("Conv", {mp, g.add_constant("w", random_tensor({8, 3, 1, 1}, 4))})[0];
+  const int back = g.add_node("Transpose", {c}, {{"perm", Ints{0, 2, 3, 1}}})[0];
+  const int f = g.add_node("Flatten", {back})[0];
+  g.mark_output(g.add_node("MatMul", {f, g.add_constant("m", random_tensor({3 * 3 * 8, 4}, 5))})[0]);
+  std::size_t nodes = 0;
+  EXPECT_LT(cpu_vs_reference(g, nullptr, &nodes), 1e-5);
+  EXPECT_EQ(nodes, 7u);  // eight nodes less the Pad, folded into the MaxPool
+}
+
 TEST(EngineOps, UnsupportedOperatorNamesTheNode) {
   Graph g;
   const int x = g.add_input("x", {1, 4});
