@@ -26,6 +26,7 @@ struct Param {
   Init init;
   std::int64_t fan_in = 1, fan_out = 1;  // for the initialisers
   int value = -1;                         // the graph constant to fill
+  bool hwio = false;                      // stored [kh, kw, in, out] (Keras); the graph wants [out, in, kh, kw]
 };
 
 struct ZooNet {
@@ -68,5 +69,8 @@ class NetBuilder {
 // Builders for each architecture (zoo/torchvision.cpp); `name` as torchvision names it.
 ZooNet build_torchvision(const std::string& name);
 std::vector<std::string> torchvision_names();
+// keras.applications networks (zoo/keras.cpp); `name` without the "keras:" prefix.
+ZooNet build_keras(const std::string& name);
+std::vector<std::string> keras_names();
 
 }  // namespace vinfer::zoo

@@ -2,12 +2,14 @@
 // checkpoint, or seeded initialisation as the framework does it).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <regex>
 
 #include "vinfer/error.hpp"
 #include "vinfer/zoo.hpp"
 #include "zoo/builder.hpp"
 #include "zoo/checkpoint.hpp"
+#include "zoo/keras_h5.hpp"
 
 namespace vinfer {
 namespace {
@@ -70,18 +72,25 @@ std::string list(const std::vector<std::string>& xs) {
   return s;
 }
 
+// The graph's tensor for a parameter: Keras kernels [kh, kw, in, out] become [out, in, kh, kw].
+std::shared_ptr<const TensorData> to_graph(const zoo::Param& p, TensorData t) {
+  if (!p.hwio) return std::make_shared<const TensorData>(std::move(t));
+  const std::int64_t kh = p.shape[0], kw = p.shape[1], ci = p.shape[2], co = p.shape[3];
+  std::vector<float> o(t.f.size());
+  for (std::int64_t h = 0; h < kh; ++h)
+    for (std::int64_t w = 0; w < kw; ++w)
+      for (std::int64_t i = 0; i < ci; ++i)
+        for (std::int64_t c = 0; c < co; ++c)
+          o[static_cast<std::size_t>(((c * ci + i) * kh + h) * kw + w)] = t.f[static_cast<std::size_t>(((h * kw + w) * ci + i) * co + c)];
+  return std::make_shared<const TensorData>(TensorData::f32({co, ci, kh, kw}, std::move(o)));
+}
+
 void fill(zoo::ZooNet& net, zoo::StateDict* sd, const std::string& source, std::uint64_t seed) {
   if (!sd) {
-    for (const zoo::Param& p : net.params) {
-      auto t = std::make_shared<TensorData>();
-      t->dtype = DType::F32;
-      t->shape = p.shape;
-      t->f = initialise(p, seed);
-      net.graph.value(p.value).constant = std::move(t);
-    }
+    for (const zoo::Param& p : net.params) net.graph.value(p.value).constant = to_graph(p, TensorData::f32(p.shape, initialise(p, seed)));
     return;
   }
-  if (net.graph.name.rfind("densenet", 0) == 0) {
+  if (net.graph.name.rfind("densenet", 0) == 0) {  // torchvision only (Keras names have the prefix)
     zoo::StateDict renamed;
     for (auto& [k, v] : *sd) renamed[legacy_densenet_key(k)] = std::move(v);
     *sd = std::move(renamed);
@@ -109,13 +118,31 @@ void fill(zoo::ZooNet& net, zoo::StateDict* sd, const std::string& source, std::
     msg.pop_back();
     throw Error(ErrorKind::BadInput, msg);
   }
-  for (const zoo::Param& p : net.params)
-    net.graph.value(p.value).constant = std::make_shared<const TensorData>(std::move(sd->at(p.key)));
+  for (const zoo::Param& p : net.params) net.graph.value(p.value).constant = to_graph(p, std::move(sd->at(p.key)));
+}
+
+// Keras files hold each layer's variables in order; name them as our parameters are named.
+zoo::StateDict keras_state_dict(const zoo::ZooNet& net, zoo::KerasWeights kw) {
+  std::map<std::string, std::vector<std::string>> keys;  // layer -> its parameter keys, in declaration order
+  for (const zoo::Param& p : net.params) keys[p.key.substr(0, p.key.rfind('/'))].push_back(p.key);
+  zoo::StateDict sd;
+  for (auto& [layer, ws] : kw) {
+    const auto it = keys.find(layer);
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      const bool known = it != keys.end() && i < it->second.size();
+      sd[known ? it->second[i] : layer + "/" + std::to_string(i)] = std::move(ws[i]);
+    }
+  }
+  return sd;
 }
 
 }  // namespace
 
-std::vector<std::string> zoo_models() { return zoo::torchvision_names(); }
+std::vector<std::string> zoo_models() {
+  std::vector<std::string> n = zoo::torchvision_names();
+  for (const std::string& k : zoo::keras_names()) n.push_back("keras:" + k);
+  return n;
+}
 
 bool is_zoo_model(const std::string& name) {
   const auto names = zoo_models();
@@ -124,11 +151,12 @@ bool is_zoo_model(const std::string& name) {
 
 Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInfo* info, std::uint64_t seed) {
   if (!is_zoo_model(name)) throw Error(ErrorKind::InvalidArgument, "unknown built-in model '" + name + "'");
-  zoo::ZooNet net = zoo::build_torchvision(name);
+  const bool keras = name.rfind("keras:", 0) == 0;
+  zoo::ZooNet net = keras ? zoo::build_keras(name.substr(6)) : zoo::build_torchvision(name);
   if (weights_path.empty()) {
     fill(net, nullptr, name, seed);
   } else {
-    zoo::StateDict sd = zoo::read_checkpoint(weights_path);
+    zoo::StateDict sd = keras ? keras_state_dict(net, zoo::read_keras_h5(weights_path)) : zoo::read_checkpoint(weights_path);
     fill(net, &sd, weights_path, seed);
   }
   if (info) {

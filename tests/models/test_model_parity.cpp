@@ -133,6 +133,51 @@ std::vector<std::string> zoo_params() {
 INSTANTIATE_TEST_SUITE_P(Checkpoints, ZooParity, ::testing::ValuesIn(zoo_params()),
                          [](const auto& info) { return info.param == "<none>" ? std::string("none") : info.param; });
 
+// Keras networks with Keras's weight files (Keras 3 .weights.h5 and Keras 2 .h5):
+// the same softmax output as Keras on the same NHWC input.
+std::vector<std::string> keras_exports() {
+  std::vector<std::string> names;
+  const std::string dir = model_dir();
+  if (dir.empty() || !fs::is_directory(dir)) return {"<none>"};
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("keras_", 0) == 0 && f.size() > 13 && f.compare(f.size() - 7, 7, ".tf.npy") == 0) names.push_back(f.substr(6, f.size() - 13));
+  }
+  std::sort(names.begin(), names.end());
+  return names.empty() ? std::vector<std::string>{"<none>"} : names;
+}
+
+class KerasParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KerasParity, WeightFilesGiveKerasOutput) {
+  const std::string name = GetParam();
+  if (name == "<none>") GTEST_SKIP() << "no Keras exports in " << model_dir() << " (tests/models/export_keras.py needs TensorFlow)";
+  std::vector<float> x, want;
+  vinfer::read_npy(model_dir() + "/keras_" + name + ".input.npy", x);
+  vinfer::read_npy(model_dir() + "/keras_" + name + ".tf.npy", want);
+  vinfer::EngineOptions opt;
+  opt.threads = 2;
+  int formats = 0;
+  for (const char* ext : {".weights.h5", ".k2.h5"}) {
+    const std::string w = model_dir() + "/" + name + ext;
+    if (!fs::exists(w)) continue;
+    ++formats;
+    vinfer::ZooInfo info;
+    vinfer::Model m = vinfer::load_model("keras:" + name, w, opt, &info);
+    EXPECT_EQ(info.preset, name.rfind("densenet", 0) == 0 ? "keras-torch" : "keras-caffe");
+    ASSERT_EQ(m.input_shape(), (vinfer::Shape{1, 224, 224, 3}));
+    std::vector<float> y(m.output_size(), NAN);
+    m.run(x.data(), y.data());
+    const Diff d = compare(y, want);
+    std::printf("keras:%s%s: max |vinfer - keras| = %.2e x max |output| (%.3g)\n", name.c_str(), ext, d.max_abs / d.scale, d.scale);
+    EXPECT_LE(d.max_abs, 1e-3 * d.scale) << w;
+  }
+  EXPECT_GE(formats, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Keras, KerasParity, ::testing::ValuesIn(keras_exports()),
+                         [](const auto& info) { return info.param == "<none>" ? std::string("none") : info.param; });
+
 // A checkpoint whose pickle calls os.system is refused, and nothing runs.
 TEST(ZooSecurity, HostilePickleIsRefused) {
   const std::string path = model_dir() + "/hostile.pth";

@@ -1,0 +1,154 @@
+#include "zoo/keras_h5.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "vinfer/error.hpp"
+
+namespace vinfer::zoo {
+namespace {
+
+[[noreturn]] void bad(const std::string& path, const std::string& msg) { throw Error(ErrorKind::BadInput, path + ": " + msg); }
+
+// Closes an HDF5 handle on scope exit.
+struct H {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~H() {
+    if (id >= 0) close(id);
+  }
+};
+
+std::string attr_string(hid_t obj, const char* name) {
+  if (H5Aexists(obj, name) <= 0) return {};
+  H a{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H t{H5Aget_type(a.id), H5Tclose};
+  if (H5Tget_class(t.id) != H5T_STRING) return {};
+  if (H5Tis_variable_str(t.id) > 0) {
+    H mt{H5Tcopy(H5T_C_S1), H5Tclose};
+    H5Tset_size(mt.id, H5T_VARIABLE);
+    H5Tset_cset(mt.id, H5Tget_cset(t.id));  // h5py writes UTF-8; HDF5 will not convert between character sets
+    char* s = nullptr;
+    if (H5Aread(a.id, mt.id, &s) < 0 || !s) return {};
+    std::string r(s);
+    H5free_memory(s);
+    return r;
+  }
+  const std::size_t n = H5Tget_size(t.id);
+  std::string r(n, '\0');
+  if (H5Aread(a.id, t.id, r.data()) < 0) return {};
+  r.resize(std::strlen(r.c_str()));
+  return r;
+}
+
+// A string-array attribute (Keras 2's layer_names / weight_names).
+std::vector<std::string> attr_strings(hid_t obj, const char* name) {
+  std::vector<std::string> out;
+  if (H5Aexists(obj, name) <= 0) return out;
+  H a{H5Aopen(obj, name, H5P_DEFAULT), H5Aclose};
+  H t{H5Aget_type(a.id), H5Tclose};
+  H sp{H5Aget_space(a.id), H5Sclose};
+  const hssize_t n = H5Sget_simple_extent_npoints(sp.id);
+  if (n <= 0 || n > 1000000 || H5Tget_class(t.id) != H5T_STRING) return out;
+  if (H5Tis_variable_str(t.id) > 0) {
+    std::vector<char*> p(static_cast<std::size_t>(n), nullptr);
+    H mt{H5Tcopy(H5T_C_S1), H5Tclose};
+    H5Tset_size(mt.id, H5T_VARIABLE);
+    H5Tset_cset(mt.id, H5Tget_cset(t.id));
+    if (H5Aread(a.id, mt.id, p.data()) >= 0)
+      for (char* s : p) out.emplace_back(s ? s : "");
+    H5Dvlen_reclaim(mt.id, sp.id, H5P_DEFAULT, p.data());
+  } else {
+    const std::size_t sz = H5Tget_size(t.id);
+    std::string buf(sz * static_cast<std::size_t>(n), '\0');
+    if (H5Aread(a.id, t.id, buf.data()) >= 0)
+      for (hssize_t i = 0; i < n; ++i) {
+        std::string s = buf.substr(static_cast<std::size_t>(i) * sz, sz);
+        out.push_back(s.substr(0, s.find('\0')));
+      }
+  }
+  return out;
+}
+
+TensorData read_dataset(const std::string& path, hid_t file, const std::string& name) {
+  H d{H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (d.id < 0) bad(path, "cannot open dataset '" + name + "'");
+  H sp{H5Dget_space(d.id), H5Sclose};
+  const int rank = H5Sget_simple_extent_ndims(sp.id);
+  if (rank < 0 || rank > 8) bad(path, "dataset '" + name + "' has rank " + std::to_string(rank));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  H5Sget_simple_extent_dims(sp.id, dims.data(), nullptr);
+  Shape s(dims.begin(), dims.end());
+  std::int64_t n = 1;
+  for (std::int64_t v : s) {
+    if (v > 0 && n > (std::int64_t{1} << 32) / v) bad(path, "dataset '" + name + "' is too large");
+    n *= v;
+  }
+  H t{H5Dget_type(d.id), H5Tclose};
+  if (H5Tget_class(t.id) != H5T_FLOAT) bad(path, "dataset '" + name + "' is not floating point");
+  std::vector<float> v(static_cast<std::size_t>(n));
+  // HDF5 converts float16/float64 to float32 on read.
+  if (n > 0 && H5Dread(d.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    bad(path, "cannot read dataset '" + name + "'");
+  return TensorData::f32(std::move(s), std::move(v));
+}
+
+std::string canonical(std::string layer) {
+  std::replace(layer.begin(), layer.end(), '/', '_');
+  return layer;
+}
+
+}  // namespace
+
+KerasWeights read_keras_h5(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return codes, reported by us
+  if (H5Fis_hdf5(path.c_str()) <= 0) bad(path, "not an HDF5 file (Keras weights are .h5)");
+  H f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0) throw Error(ErrorKind::Io, path + ": cannot open");
+  KerasWeights out;
+  // A whole-model file (model.save) keeps the weights under /model_weights.
+  std::string root = "/";
+  if (H5Lexists(f.id, "model_weights", H5P_DEFAULT) > 0) root = "/model_weights/";
+  H r{H5Gopen2(f.id, root.c_str(), H5P_DEFAULT), H5Gclose};
+  const std::vector<std::string> layers = attr_strings(r.id, "layer_names");
+  if (!layers.empty()) {  // Keras 2
+    for (const std::string& layer : layers) {
+      H g{H5Gopen2(r.id, layer.c_str(), H5P_DEFAULT), H5Gclose};
+      if (g.id < 0) bad(path, "layer '" + layer + "' is listed but missing");
+      std::vector<TensorData> ws;
+      for (const std::string& w : attr_strings(g.id, "weight_names")) ws.push_back(read_dataset(path, f.id, root + layer + "/" + w));
+      if (!ws.empty()) out[canonical(layer)] = std::move(ws);
+    }
+    return out;
+  }
+  if (H5Lexists(f.id, "layers", H5P_DEFAULT) <= 0) bad(path, "neither a Keras 2 weights file (layer_names) nor a Keras 3 one (/layers)");
+  // Keras 3: every group named .../vars holds one layer's variables 0, 1, ...
+  std::vector<std::string> vars_groups;
+  H5Lvisit(f.id, H5_INDEX_NAME, H5_ITER_NATIVE,
+           [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+             const std::string n(name);
+             if (n.size() > 5 && n.compare(n.size() - 5, 5, "/vars") == 0) static_cast<std::vector<std::string>*>(data)->push_back(n);
+             return 0;
+           },
+           &vars_groups);
+  for (const std::string& vg : vars_groups) {
+    H g{H5Gopen2(f.id, vg.c_str(), H5P_DEFAULT), H5Gclose};
+    const std::string name = attr_string(g.id, "name");
+    std::vector<TensorData> ws;
+    for (int i = 0;; ++i) {
+      const std::string ds = vg + "/" + std::to_string(i);
+      if (H5Lexists(f.id, ds.c_str(), H5P_DEFAULT) <= 0) break;
+      ws.push_back(read_dataset(path, f.id, ds));
+    }
+    if (!ws.empty()) {
+      if (name.empty()) bad(path, "weights at '" + vg + "' have no layer name");
+      out[canonical(name)] = std::move(ws);
+    }
+  }
+  return out;
+}
+
+}  // namespace vinfer::zoo
