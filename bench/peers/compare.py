@@ -16,7 +16,8 @@ weights; Keras's network is not torchvision's), as the seed does.
                    figure is the mean over LOOP=10 iterations including the first
   torch-corrected  the same preprocessing, torch.inference_mode(), threads = cores, warm-up, p50
   keras-seed       load_img(target_size) -> img_to_array -> expand_dims -> model.predict, as written
-  keras-corrected  the same preprocessing, model(x, training=False), threads = cores, warm-up
+  keras-corrected  the same preprocessing, the model as a tf.function (warm), threads = cores
+  vinfer-keras     vinfer on Keras's network with the Keras run's weights (keras:NAME, Keras's preprocessing)
   ort / openvino   torchvision preprocessing (PIL), then the engine (threads = cores; OpenVINO in float32)
   vinfer           `vinfer bench MODEL --weights W.pth` (its own decode/resize/normalize, exact torchvision preset)
 Resize (seed 002): bench/peers/bench_image.py's runs (PyTorch, TensorFlow, Pillow, Pillow-SIMD, OpenCV).
@@ -120,6 +121,7 @@ def keras_parts(a):
         raise SystemExit(f"no Keras counterpart for {a.model}")
     tf.config.threading.set_intra_op_parallelism_threads(CORES)
     model = getattr(tf.keras.applications, name)(weights=None)
+    model.save_weights(os.path.join(a.out, f".keras_{a.model}.weights.h5"))  # vinfer runs the same network and weights
     out = []
 
     def seed_iter():
@@ -190,6 +192,20 @@ def engine_part(a, engine):
     x = tf(Image.open(a.image)).unsqueeze(0).numpy()
     return [{"name": engine, "scenario": "classify", "samples": timed_loop(loop, a.loops, 5), "threads": CORES,
              "forward_ms": summary(timed_loop(lambda: run(x), a.loops, 3)), "version": version}]
+
+
+def vinfer_keras(a):
+    """vinfer on Keras's own network with the Keras child's weights (keras-torch/caffe preset, NHWC)."""
+    w = os.path.join(a.out, f".keras_{a.model}.weights.h5")
+    if not os.path.exists(w):
+        return []
+    path = os.path.join(a.out, ".vinfer-keras.json")
+    subprocess.run([VINFER, "bench", "keras:" + a.model, a.image, "--weights", w, "--loops", str(a.loops), "--warmup", "5",
+                    "--threads", str(CORES), "--json", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    j = json.load(open(path))
+    os.remove(path)
+    return [{"name": "vinfer-keras", "scenario": "classify", "samples": j["per_iter_ms"], "threads": j["machine"]["threads"],
+             "version": j["vinfer"], "stages": {k: v["p50"] for k, v in j["stages"].items()}}]
 
 
 def vinfer_parts(a):
@@ -338,6 +354,8 @@ def main():
         got = vinfer_parts(a)
         for p in [p for p in peers if p != "resize"]:
             got += run_child(p, a)
+        if "keras" in peers:
+            got += vinfer_keras(a)
         for r in got:
             if r["name"] not in merged:
                 merged[r["name"]] = r
