@@ -254,6 +254,16 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
     g.mark_output(it->second);
   }
+  // libonnx 1.12's shape inference divides by strides and dilations without
+  // checking them (found by fuzz_onnx): vinfer checks them first.
+  for (const onnx::NodeProto& np : gp.node())
+    for (const onnx::AttributeProto& a : np.attribute()) {
+      const std::string& k = a.name();
+      if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group") continue;
+      bool ok = a.type() != onnx::AttributeProto::INT || a.i() >= 1;
+      for (std::int64_t v : a.ints()) ok &= v >= 1;
+      if (!ok) bad(name, "node '" + (np.name().empty() ? np.op_type() : np.name()) + "': attribute '" + k + "' must be positive");
+    }
   try {
     onnx::checker::check_model(model);
     onnx::shape_inference::InferShapes(model);

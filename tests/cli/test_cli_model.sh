@@ -88,6 +88,7 @@ head -c 1000 "$M" >"$T/trunc.onnx"
 expect_fail "trunc.onnx" -- "$V" classify "$T/trunc.onnx" "$IMG"
 echo "not a model" >"$T/text.onnx"
 expect_fail "not a valid ONNX model" -- "$V" classify "$T/text.onnx" "$IMG"
+expect_fail "must be positive" -- "$V" classify "$D/bad/onnx_zero_stride.onnx" "$IMG"
 expect_fail "NHWC" -- "$V" classify "$M" "$IMG" --preset keras-caffe
 expect_fail "truncated.jpg" -- "$V" bench "$M" "$D/bad/truncated.jpg" --loops 2
 expect_fail "drop the images" -- "$V" bench "$M" "$IMG" --forward-only

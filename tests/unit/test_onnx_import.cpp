@@ -155,6 +155,17 @@ TEST(OnnxImport, ExternalDataMayNotLeaveTheFolder) {
   fs::remove_all(dir);
 }
 
+// Found by fuzz_onnx: libonnx's shape inference divides by a zero stride (SIGFPE).
+TEST(OnnxImport, ZeroStrideIsRefusedBeforeOnnxShapeInference) {
+  onnx::ModelProto m = tiny_model();
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("strides");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(0);
+  a->add_ints(1);
+  expect_error([&] { load(m); }, ErrorKind::BadInput, "'strides' must be positive");
+}
+
 TEST(OnnxImport, MissingProducerIsBadInput) {
   onnx::ModelProto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
