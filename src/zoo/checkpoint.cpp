@@ -1,6 +1,8 @@
 #include "zoo/checkpoint.hpp"
 
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -117,8 +119,11 @@ TensorData make_tensor(const std::string& name, const std::string& key, const st
 
 // ---------------------------------------------------------------- pickle
 
+// Pickle values live in an arena owned by the caller and point at each other with
+// raw pointers: a hostile pickle can build cycles (a list that holds itself),
+// which reference counting would leak (found by fuzz_checkpoint).
 struct PV;
-using PVp = std::shared_ptr<PV>;
+using PVp = PV*;
 struct PV {
   enum Kind { None, Bool, Int, Float, Str, Tuple, List, Dict, Global, Storage, Tensor, Mark } kind = None;
   std::int64_t i = 0;
@@ -132,11 +137,14 @@ struct PV {
   std::vector<std::int64_t> size, stride;
 };
 
-PVp mk(PV::Kind k) {
-  auto p = std::make_shared<PV>();
-  p->kind = k;
-  return p;
-}
+struct Arena {
+  std::deque<PV> all;
+  PVp mk(PV::Kind k) {
+    all.emplace_back();
+    all.back().kind = k;
+    return &all.back();
+  }
+};
 
 const std::map<std::string, Elem>& storage_types() {
   static const std::map<std::string, Elem> m = {
@@ -155,7 +163,8 @@ bool allowed_global(const std::string& mod, const std::string& name) {
 
 class Unpickler {
  public:
-  Unpickler(const std::uint8_t* p, std::size_t n, const std::string& name) : p_(p), end_(p + n), name_(name) {}
+  Unpickler(const std::uint8_t* p, std::size_t n, const std::string& name, Arena& arena)
+      : p_(p), end_(p + n), name_(name), arena_(arena) {}
   // Persistent ids ('storage', type, key, location, numel[, view]) become Storage values.
   PVp load() {
     while (true) {
@@ -369,9 +378,12 @@ class Unpickler {
     fail("cannot call " + fn->s + "." + fn->s2);
   }
 
+  PVp mk(PV::Kind k) { return arena_.mk(k); }
+
   const std::uint8_t* p_;
   const std::uint8_t* end_;
   std::string name_;
+  Arena& arena_;
   std::vector<PVp> stack_;
   std::map<std::uint32_t, PVp> memo_;
 };
@@ -476,7 +488,8 @@ StateDict read_torch_zip(const std::uint8_t* d, std::size_t n, const std::string
     if (std::string(reinterpret_cast<const char*>(d + bo->second.offset), bo->second.size) != "little")
       throw Error(ErrorKind::Unsupported, name + ": big-endian checkpoints are not supported");
   const ZipEntry& pkl = entries.at(prefix + "data.pkl");
-  Unpickler up(d + pkl.offset, pkl.size, name);
+  Arena arena;
+  Unpickler up(d + pkl.offset, pkl.size, name, arena);
   const PVp root = up.load();
   return to_state_dict(*root, name, [&](const PV& st) -> std::pair<const std::uint8_t*, std::size_t> {
     auto it = entries.find(prefix + "data/" + st.s);
@@ -489,8 +502,9 @@ StateDict read_torch_zip(const std::uint8_t* d, std::size_t n, const std::string
 
 StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::string& name) {
   std::size_t pos = 0;
+  Arena arena;
   auto next_pickle = [&]() {
-    Unpickler up(d + pos, n - pos, name);
+    Unpickler up(d + pos, n - pos, name, arena);
     PVp v = up.load();
     pos += up.consumed(d + pos);
     return v;
@@ -506,12 +520,18 @@ StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::str
   // Storages follow in that order, each as an int64 element count and its bytes.
   std::map<std::string, std::pair<const std::uint8_t*, std::size_t>> storages;
   std::map<std::string, Elem> elems;
-  std::function<void(const PV&)> collect = [&](const PV& v) {
-    if (v.kind == PV::Tensor) elems[v.storage->s] = v.storage->elem;
-    for (const auto& x : v.items) collect(*x);
-    for (const auto& [k, x] : v.dict) collect(*x);
-  };
-  collect(*root);
+  // Which element type each storage has, from the tensors that use it (iterative:
+  // a hostile pickle may nest deeply or hold cycles).
+  std::set<const PV*> seen;
+  std::vector<const PV*> todo{root};
+  while (!todo.empty()) {
+    const PV* v = todo.back();
+    todo.pop_back();
+    if (!seen.insert(v).second) continue;
+    if (v->kind == PV::Tensor) elems[v->storage->s] = v->storage->elem;
+    for (const PVp x : v->items) todo.push_back(x);
+    for (const auto& [k, x] : v->dict) todo.push_back(x);
+  }
   for (const PVp& k : keys->items) {
     if (k->kind != PV::Str) bad(name, "legacy storage key is not a string");
     if (n - pos < 8) bad(name, "truncated legacy checkpoint");

@@ -23,11 +23,13 @@ import numpy as np
 import torch
 import torchvision
 
-ALL = ["densenet121", "densenet169", "densenet201", "vgg11", "vgg16", "vgg19", "vgg11_bn", "vgg16_bn", "vgg19_bn",
-       "resnet18", "resnet50", "mobilenet_v2", "squeezenet1_1", "efficientnet_b0"]
+ALL = ["densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
+       "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2", "squeezenet1_1",
+       "efficientnet_b0"]
 CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"]
 # Built into vinfer (src/zoo/torchvision.cpp): these get .pth files.
-ZOO = {"densenet121", "densenet169", "densenet201", "vgg11", "vgg16", "vgg19", "vgg11_bn", "vgg16_bn", "vgg19_bn", "resnet18", "resnet50"}
+ZOO = {"densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
+       "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}
 
 
 def save_safetensors(state, path):
