@@ -106,7 +106,7 @@ TEST(Checkpoint, RefusesGlobalsOutsideTheAllowlist) {
 // Found by fuzz_checkpoint: a list that contains itself leaked under reference counting
 // (LeakSanitizer in the sanitizer build checks that it no longer does).
 TEST(Checkpoint, CyclicPickleNeitherLeaksNorLoops) {
-  static const char kCycle[] = "\x80\x02]q\x00h\x00a.";
+  static const char kCycle[] = "\x80\x02]q\x00h\x00" "a.";
   expect_bad(std::string(kCycle, sizeof kCycle - 1), "not a torch.save checkpoint");
 }
 
