@@ -19,22 +19,14 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import timed_loop  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 VINFER = os.path.join(ROOT, "build", "vinfer")
 EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
 CORES = os.cpu_count() or 1
-
-
-def timeit(fn, loops, warmup):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(loops):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1000)
-    return ts
 
 
 def child(engine, setting, model_dir, name, loops, warmup):
@@ -49,7 +41,7 @@ def child(engine, setting, model_dir, name, loops, warmup):
             so.intra_op_num_threads = threads
         s = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
         feed = {s.get_inputs()[0].name: x}
-        return timeit(lambda: s.run(None, feed), loops, warmup), ort.__version__
+        return timed_loop(lambda: s.run(None, feed), loops, warmup), ort.__version__
     if engine == "openvino":
         import openvino as ov
         core = ov.Core()
@@ -59,7 +51,7 @@ def child(engine, setting, model_dir, name, loops, warmup):
         cm = core.compile_model(onnx_path, "CPU", cfg if threads else {})
         req = cm.create_infer_request()
         prec = str(cm.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: '", "").replace("'>", "")
-        return timeit(lambda: req.infer({0: x}), loops, warmup), f"{ov.__version__.split('-')[0]} ({setting}: {prec})"
+        return timed_loop(lambda: req.infer({0: x}), loops, warmup), f"{ov.__version__.split('-')[0]} ({setting}: {prec})"
     if engine == "pytorch":
         import torch
         import torchvision
@@ -71,7 +63,7 @@ def child(engine, setting, model_dir, name, loops, warmup):
         def fwd():
             with torch.inference_mode():
                 m(t)
-        return timeit(fwd, loops, warmup), f"{torch.__version__} ({torch.get_num_threads()} threads)"
+        return timed_loop(fwd, loops, warmup), f"{torch.__version__} ({torch.get_num_threads()} threads)"
     raise SystemExit("unknown engine " + engine)
 
 

@@ -35,6 +35,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import timed_loop  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 VINFER = os.path.join(ROOT, "build", "vinfer")
@@ -49,17 +52,6 @@ def summary(ts):
         return None
     q = lambda p: s[min(len(s) - 1, int(round(p * (len(s) - 1))))]
     return {"p50": statistics.median(s), "p90": q(0.9), "mean": statistics.fmean(s), "min": s[0], "max": s[-1], "n": len(s)}
-
-
-def timed_loop(fn, loops, warmup):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(loops):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1000)
-    return ts
 
 
 # ------------------------------------------------------------------ peers (each in a child process)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "test_support.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 
@@ -13,14 +14,6 @@ namespace vinfer {
 namespace {
 
 using Ints = std::vector<std::int64_t>;
-
-TensorData random_tensor(Shape s, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(numel(s)));
-  for (float& x : v) x = d(rng);
-  return TensorData::f32(std::move(s), std::move(v));
-}
 
 // Runs `g` on the CPU backend (optimized) and the reference (unoptimized); returns max |diff| / max |ref|.
 double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* graph_nodes = nullptr) {
@@ -33,7 +26,7 @@ double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* 
   Model cpu = Model::from_graph(g, "test", cpu_opt);
   if (info) *info = cpu.info();
   if (graph_nodes) *graph_nodes = cpu.graph().nodes.size();
-  const TensorData x = random_tensor(ref.input_shape(), 99);
+  const TensorData x = test::random_tensor(ref.input_shape(), 99);
   std::vector<float> a(ref.output_size()), b(cpu.output_size(), NAN);
   EXPECT_EQ(a.size(), b.size());
   ref.run(x.f.data(), a.data());
@@ -50,9 +43,9 @@ Graph conv_graph(Shape x, std::int64_t m, Ints k, std::map<std::string, AttrValu
   Graph g;
   const int in = g.add_input("x", x);
   const std::int64_t group = attrs.count("group") ? std::get<std::int64_t>(attrs["group"]) : 1;
-  const int w = g.add_constant("w", random_tensor({m, x[1] / group, k[0], k[1]}, seed));
+  const int w = g.add_constant("w", test::random_tensor({m, x[1] / group, k[0], k[1]}, seed));
   std::vector<int> ins{in, w};
-  if (bias) ins.push_back(g.add_constant("b", random_tensor({m}, seed + 1)));
+  if (bias) ins.push_back(g.add_constant("b", test::random_tensor({m}, seed + 1)));
   g.mark_output(g.add_node("Conv", ins, attrs)[0]);
   return g;
 }
@@ -109,7 +102,7 @@ TEST(EngineOps, ElementwiseAndBroadcast) {
   for (const char* op : {"Add", "Mul", "Sub", "Div"}) {
     Graph g;
     const int x = g.add_input("x", {1, 16, 5, 6});
-    const int s = g.add_constant("s", random_tensor({1, 16, 1, 1}, 3, 0.5f, 2.f));
+    const int s = g.add_constant("s", test::random_tensor({1, 16, 1, 1}, 3, 0.5f, 2.f));
     const int r = g.add_node("Relu", {x})[0];
     const int y = g.add_node(op, {r, s})[0];
     g.mark_output(g.add_node("Sigmoid", {y})[0]);
@@ -128,8 +121,8 @@ TEST(EngineOps, GemmMatMulSoftmax) {
   for (int tb = 0; tb < 2; ++tb) {
     Graph g;
     const int x = g.add_input("x", {1, 40});
-    const int w = g.add_constant("w", random_tensor(tb ? Shape{30, 40} : Shape{40, 30}, 5));
-    const int b = g.add_constant("b", random_tensor({30}, 6));
+    const int w = g.add_constant("w", test::random_tensor(tb ? Shape{30, 40} : Shape{40, 30}, 5));
+    const int b = g.add_constant("b", test::random_tensor({30}, 6));
     const int y = g.add_node("Gemm", {x, w, b}, {{"transB", std::int64_t{tb}}, {"alpha", 0.5f}, {"beta", 2.f}})[0];
     const int r = g.add_node("Relu", {y})[0];
     g.mark_output(g.add_node("Softmax", {r}, {{"axis", std::int64_t{1}}})[0]);
@@ -138,7 +131,7 @@ TEST(EngineOps, GemmMatMulSoftmax) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 2, 2});
   const int f = g.add_node("Flatten", {x})[0];
-  const int w = g.add_constant("w", random_tensor({32, 10}, 7));
+  const int w = g.add_constant("w", test::random_tensor({32, 10}, 7));
   g.mark_output(g.add_node("MatMul", {f, w})[0]);
   EXPECT_LT(cpu_vs_reference(g), 1e-6);
   // Opset < 13 Softmax normalizes over everything from `axis` on.
@@ -151,8 +144,8 @@ TEST(EngineOps, GemmMatMulSoftmax) {
 TEST(EngineOps, ConcatCopiesWhenChannelsAreNotBlockAligned) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 6, 6});
-  const int a = g.add_node("Conv", {x, g.add_constant("wa", random_tensor({5, 8, 1, 1}, 1))})[0];
-  const int b = g.add_node("Conv", {x, g.add_constant("wb", random_tensor({7, 8, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int a = g.add_node("Conv", {x, g.add_constant("wa", test::random_tensor({5, 8, 1, 1}, 1))})[0];
+  const int b = g.add_node("Conv", {x, g.add_constant("wb", test::random_tensor({7, 8, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
   g.mark_output(g.add_node("Concat", {a, b}, {{"axis", std::int64_t{1}}})[0]);
   ModelInfo info;
   EXPECT_LT(cpu_vs_reference(g, &info), 1e-5);
@@ -171,12 +164,12 @@ TEST(EngineOps, DenseBlockConcatenationsAreFree) {
     const int cat = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
     const std::int64_t c = 16 + 16 * layer;
     const int bn = g.add_node("BatchNormalization",
-                              {cat, g.add_constant("g" + std::to_string(layer), random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
-                               g.add_constant("b" + std::to_string(layer), random_tensor({c}, 20 + layer)),
-                               g.add_constant("m" + std::to_string(layer), random_tensor({c}, 30 + layer)),
-                               g.add_constant("v" + std::to_string(layer), random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
+                              {cat, g.add_constant("g" + std::to_string(layer), test::random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
+                               g.add_constant("b" + std::to_string(layer), test::random_tensor({c}, 20 + layer)),
+                               g.add_constant("m" + std::to_string(layer), test::random_tensor({c}, 30 + layer)),
+                               g.add_constant("v" + std::to_string(layer), test::random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
     const int r = g.add_node("Relu", {bn})[0];
-    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), random_tensor({16, c, 3, 3}, 50 + layer))},
+    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), test::random_tensor({16, c, 3, 3}, 50 + layer))},
                              {{"pads", Ints{1, 1, 1, 1}}})[0];
     feats.push_back(f);
   }
@@ -191,12 +184,12 @@ TEST(EngineOps, ResidualAndActivationFusion) {
   // ResNet's basic block and MobileNet's Clip(0, 6) and EfficientNet's x * sigmoid(x).
   Graph g;
   const int x = g.add_input("x", {1, 16, 9, 9});
-  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", random_tensor({16, 16, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({16, 16, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
   const int r1 = g.add_node("Clip", {c1, g.add_constant("lo", TensorData::f32({}, {0.f})), g.add_constant("hi", TensorData::f32({}, {0.6f}))})[0];
-  const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", random_tensor({16, 16, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", test::random_tensor({16, 16, 3, 3}, 2))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
   const int add = g.add_node("Add", {c2, x})[0];
   const int r2 = g.add_node("Relu", {add})[0];
-  const int c3 = g.add_node("Conv", {r2, g.add_constant("w3", random_tensor({8, 16, 1, 1}, 3))})[0];
+  const int c3 = g.add_node("Conv", {r2, g.add_constant("w3", test::random_tensor({8, 16, 1, 1}, 3))})[0];
   const int s = g.add_node("Sigmoid", {c3})[0];
   g.mark_output(g.add_node("Mul", {c3, s})[0]);
   std::size_t nodes = 0;
@@ -213,10 +206,10 @@ TEST(EngineOps, TransposeInAndOut) {
   // Keras's ZeroPadding2D then MaxPooling2D on a Relu's output: folded into the pool.
   const int pd = g.add_node("Pad", {r, g.add_constant("p", TensorData::i64({8}, {0, 0, 1, 1, 0, 0, 1, 1}))})[0];
   const int mp = g.add_node("MaxPool", {pd}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}})[0];
-  const int c = g.add_node("Conv", {mp, g.add_constant("w", random_tensor({8, 3, 1, 1}, 4))})[0];
+  const int c = g.add_node("Conv", {mp, g.add_constant("w", test::random_tensor({8, 3, 1, 1}, 4))})[0];
   const int back = g.add_node("Transpose", {c}, {{"perm", Ints{0, 2, 3, 1}}})[0];
   const int f = g.add_node("Flatten", {back})[0];
-  g.mark_output(g.add_node("MatMul", {f, g.add_constant("m", random_tensor({3 * 3 * 8, 4}, 5))})[0]);
+  g.mark_output(g.add_node("MatMul", {f, g.add_constant("m", test::random_tensor({3 * 3 * 8, 4}, 5))})[0]);
   std::size_t nodes = 0;
   EXPECT_LT(cpu_vs_reference(g, nullptr, &nodes), 1e-5);
   EXPECT_EQ(nodes, 7u);  // eight nodes less the Pad, folded into the MaxPool
@@ -238,7 +231,7 @@ TEST(EngineOps, UnsupportedOperatorNamesTheNode) {
 TEST(EngineOps, WrongShapesAreBadInput) {
   Graph g;
   const int x = g.add_input("x", {1, 4, 5, 5});
-  g.mark_output(g.add_node("Conv", {x, g.add_constant("w", random_tensor({8, 3, 3, 3}, 1))})[0]);
+  g.mark_output(g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({8, 3, 3, 3}, 1))})[0]);
   try {
     Model::from_graph(g, "test");
     FAIL() << "expected an error";

@@ -8,6 +8,7 @@
 #include "graph/passes.hpp"
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
+#include "test_support.hpp"
 #include "vinfer/engine.hpp"
 
 namespace vinfer::detail {
@@ -15,21 +16,13 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
-TensorData rnd(Shape s, unsigned seed, float lo = -1.f, float hi = 1.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(numel(s)));
-  for (float& x : v) x = d(rng);
-  return TensorData::f32(std::move(s), std::move(v));
-}
-
 // Reference output of a graph, with or without the passes (so the pass's rewrite is what is checked).
 std::vector<float> evaluate(const Graph& g, bool optimize) {
   EngineOptions o;
   o.backend = Backend::Reference;
   o.optimize = optimize;
   Model m = Model::from_graph(g, "test", o);
-  const TensorData x = rnd(m.input_shape(), 7);
+  const TensorData x = test::random_tensor(m.input_shape(), 7);
   std::vector<float> y(m.output_size());
   m.run(x.f.data(), y.data());
   return y;
@@ -48,8 +41,8 @@ int count(const Graph& g, const std::string& op) {
 }
 
 int add_bn(Graph& g, int x, std::int64_t c, unsigned seed) {
-  return g.add_node("BatchNormalization", {x, g.add_constant("g", rnd({c}, seed, 0.5f, 1.5f)), g.add_constant("b", rnd({c}, seed + 1)),
-                                           g.add_constant("m", rnd({c}, seed + 2)), g.add_constant("v", rnd({c}, seed + 3, 0.5f, 1.5f))},
+  return g.add_node("BatchNormalization", {x, g.add_constant("g", test::random_tensor({c}, seed, 0.5f, 1.5f)), g.add_constant("b", test::random_tensor({c}, seed + 1)),
+                                           g.add_constant("m", test::random_tensor({c}, seed + 2)), g.add_constant("v", test::random_tensor({c}, seed + 3, 0.5f, 1.5f))},
                     {{"epsilon", 1e-3f}})[0];
 }
 
@@ -75,7 +68,7 @@ TEST(Passes, FoldConstantsRemovesShapeArithmetic) {
 TEST(Passes, FoldBatchNormIntoConv) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 6, 6});
-  const int c = g.add_node("Conv", {x, g.add_constant("w", rnd({16, 8, 3, 3}, 1))})[0];
+  const int c = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({16, 8, 3, 3}, 1))})[0];
   g.mark_output(add_bn(g, c, 16, 10));
   Graph h = g;
   fold_constants(h, GraphLimits{});
@@ -88,7 +81,7 @@ TEST(Passes, FoldBatchNormIntoConv) {
 TEST(Passes, BatchNormNotFoldedWhenConvResultIsShared) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 6, 6});
-  const int c = g.add_node("Conv", {x, g.add_constant("w", rnd({8, 8, 1, 1}, 1))})[0];
+  const int c = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({8, 8, 1, 1}, 1))})[0];
   const int bn = add_bn(g, c, 8, 10);
   g.mark_output(g.add_node("Add", {bn, c})[0]);
   Graph h = g;
@@ -102,12 +95,12 @@ TEST(Passes, BatchNormNotFoldedWhenConvResultIsShared) {
 TEST(Passes, FuseActivations) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 5, 5});
-  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", rnd({8, 8, 1, 1}, 1))})[0];
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({8, 8, 1, 1}, 1))})[0];
   const int r = g.add_node("Relu", {c1})[0];
-  const int c2 = g.add_node("Conv", {r, g.add_constant("w2", rnd({8, 8, 1, 1}, 2))})[0];
+  const int c2 = g.add_node("Conv", {r, g.add_constant("w2", test::random_tensor({8, 8, 1, 1}, 2))})[0];
   const int s = g.add_node("Sigmoid", {c2})[0];
   const int sw = g.add_node("Mul", {s, c2})[0];  // SiLU, operands either way round
-  const int c3 = g.add_node("Conv", {sw, g.add_constant("w3", rnd({8, 8, 1, 1}, 3))})[0];
+  const int c3 = g.add_node("Conv", {sw, g.add_constant("w3", test::random_tensor({8, 8, 1, 1}, 3))})[0];
   const int keep = g.add_node("Relu", {c3})[0];
   g.mark_output(g.add_node("Add", {keep, c3})[0]);  // c3 has two readers: its Relu must stay
   Graph h = g;
@@ -124,8 +117,8 @@ TEST(Passes, FuseActivations) {
 TEST(Passes, FuseResidualAddOnlyWhenTheOtherOperandIsReady) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 5, 5});
-  const int a = g.add_node("Conv", {x, g.add_constant("wa", rnd({8, 8, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
-  const int b = g.add_node("Conv", {x, g.add_constant("wb", rnd({8, 8, 1, 1}, 2))})[0];
+  const int a = g.add_node("Conv", {x, g.add_constant("wa", test::random_tensor({8, 8, 3, 3}, 1))}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+  const int b = g.add_node("Conv", {x, g.add_constant("wb", test::random_tensor({8, 8, 1, 1}, 2))})[0];
   // a runs before b exists: the Sum goes on b (the later Conv), not on a.
   const int sum = g.add_node("Add", {a, b})[0];
   g.mark_output(g.add_node("Relu", {sum})[0]);
@@ -147,7 +140,7 @@ TEST(Passes, RemoveIdentitiesZeroPadsAndDeadNodes) {
   const int d = g.add_node("Dropout", {i})[0];
   const int p0 = g.add_node("Pad", {d, g.add_constant("zeros", TensorData::i64({8}, {0, 0, 0, 0, 0, 0, 0, 0}))})[0];
   const int p1 = g.add_node("Pad", {p0, g.add_constant("p", TensorData::i64({8}, {0, 0, 1, 1, 0, 0, 1, 1}))})[0];
-  const int c = g.add_node("Conv", {p1, g.add_constant("w", rnd({8, 8, 3, 3}, 1))})[0];
+  const int c = g.add_node("Conv", {p1, g.add_constant("w", test::random_tensor({8, 8, 3, 3}, 1))})[0];
   g.add_node("Relu", {x});  // nobody reads it
   g.mark_output(c);
   Graph h = g;

@@ -8,9 +8,19 @@
 #include <vector>
 
 #include "vinfer/decode.hpp"
+#include "vinfer/graph.hpp"
 #include "vinfer/image.hpp"
 
 namespace vinfer::test {
+
+// A float tensor of uniform random values (seeded), for engine tests.
+inline TensorData random_tensor(Shape s, unsigned seed, float lo = -1.f, float hi = 1.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(numel(s)));
+  for (float& x : v) x = d(rng);
+  return TensorData::f32(std::move(s), std::move(v));
+}
 
 inline std::string data_path(const std::string& rel) { return std::string(VINFER_TEST_DATA) + "/" + rel; }
 
