@@ -99,6 +99,7 @@ MD=$(dirname "$M")
 rm -f /tmp/vinfer_pwned
 expect_fail "refused" -- "$V" classify resnet18 "$IMG" --weights "$MD/hostile.pth"
 [ ! -e /tmp/vinfer_pwned ] && ok || bad "the hostile checkpoint ran code"
+expect_fail "pickle_cycle.pth" -- "$V" classify resnet18 "$IMG" --weights "$D/bad/pickle_cycle.pth"
 head -c 5000 "$MD/resnet18.pth" >"$T/cut.pth"
 expect_fail "cut.pth" -- "$V" classify resnet18 "$IMG" --weights "$T/cut.pth"
 expect_fail "weights do not fit densenet121" -- "$V" classify densenet121 "$IMG" --weights "$MD/resnet18.pth"

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Writes tests/data/bad/: inputs that must give a clear error, never a crash.
-Only the standard library is used; run it from anywhere."""
+Only the standard library is used; run it from anywhere.
+
+Kept beside them, from the fuzzers (fuzz/findings, minimised; not regenerated here):
+onnx_zero_stride.onnx (zero Conv strides: libonnx's shape inference divided by it)
+and pickle_cycle.pth (a legacy-format pickle with a self-containing list: leaked)."""
 import os
 import struct
 import zlib
