@@ -15,8 +15,10 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
 
-  // The first convolution of a network reads the plain 3-channel image directly.
-  const Form in_form = ctx.has_form(n.inputs[0], Form::Blocked) || xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
+  // The first convolution of a network reads the plain 3-channel image directly:
+  // oneDNN has fast kernels for plain src with few channels, and only its
+  // reference one for a blocked src padded from 3 channels to a whole block.
+  const Form in_form = xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
   TensorRef src = ctx.input(n.inputs[0], in_form);
   TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
 

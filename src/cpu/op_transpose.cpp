@@ -16,7 +16,9 @@ void build_transpose(BuildContext& ctx, const Node& n) {
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int>(i);
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
   src.md = plain_md(xs).permute_axes(inverse);  // x's bytes, y's axes
-  TensorRef dst = ctx.output(n.outputs[0], ys.size() == 4 ? Form::Blocked : Form::Plain);
+  // Blocked only for whole channel blocks (an image's 3 channels stay plain for the first convolution).
+  const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0;
+  TensorRef dst = ctx.output(n.outputs[0], blocked ? Form::Blocked : Form::Plain);
   ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));
 }
 

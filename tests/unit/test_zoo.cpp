@@ -71,6 +71,19 @@ TEST(Zoo, SeededWeightsAreDeterministicAndRunnable) {
   for (float v : y) ASSERT_TRUE(std::isfinite(v));
 }
 
+// Keras's NHWC input reaches the first convolution as a plain tensor: a blocked one
+// (3 channels padded to a block) left oneDNN only its reference kernel, 100x slower.
+TEST(Zoo, NoConvolutionFallsBackToOneDnnsReferenceKernel) {
+  for (const char* name : {"keras:densenet121", "resnet18"}) {
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = load_model(name, "", opt);
+    std::vector<float> x(m.input_size(), 0.1f), y(m.output_size());
+    for (const LayerProfile& l : m.profile(x.data(), y.data()))
+      if (l.name.rfind("Conv", 0) == 0) EXPECT_EQ(l.impl.rfind("ref", 0), std::string::npos) << name << ": " << l.name << " runs " << l.impl;
+  }
+}
+
 TEST(Zoo, UnknownNameAndWeightsOnOnnx) {
   EXPECT_THROW(zoo_graph("alexnet", ""), Error);
   try {
