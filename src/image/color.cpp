@@ -1,14 +1,10 @@
 #include <string>
 
+#include "image/color_kernels.hpp"
 #include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer {
-namespace detail {
-void gray_int_row(const std::uint8_t* in, int channels, std::uint8_t* out, std::size_t n, std::uint32_t wr,
-                  std::uint32_t wg, std::uint32_t wb, std::uint32_t round, int shift);
-}
-
 GrayRule parse_gray_rule(std::string_view n) {
   if (n == "pil" || n == "pillow") return GrayRule::Pil;
   if (n == "tf" || n == "tensorflow") return GrayRule::Tf;

@@ -38,11 +38,15 @@ void GrayIntRow(const std::uint8_t* in, int channels, std::uint8_t* out, std::si
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "image/color_kernels.hpp"
+#include "image/resize_kernels.hpp"
+
 namespace vinfer::detail {
 HWY_EXPORT(GrayIntRow);
 void gray_int_row(const std::uint8_t* in, int channels, std::uint8_t* out, std::size_t n, std::uint32_t wr,
                   std::uint32_t wg, std::uint32_t wb, std::uint32_t round, int shift) {
-  HWY_DYNAMIC_DISPATCH(GrayIntRow)(in, channels, out, n, wr, wg, wb, round, shift);
+  const std::size_t done = has_avx2() ? gray_int_row_avx2(in, channels, out, n, wr, wg, wb, round, shift) : 0;
+  HWY_DYNAMIC_DISPATCH(GrayIntRow)(in + done * channels, channels, out + done, n - done, wr, wg, wb, round, shift);
 }
 }  // namespace vinfer::detail
 #endif

@@ -31,6 +31,35 @@ struct PlanKey {
   bool operator==(const PlanKey&) const = default;
 };
 
+// A separable resize band by band: each thread takes a range of output rows,
+// runs the horizontal pass only for the source rows its windows read, into a
+// ring of m rows (a window's rows are consecutive, so they land in distinct
+// slots, and a row shared by neighbouring windows is computed once), then the
+// vertical pass. One fork/join per image and the scratch stays in cache,
+// where two whole-image passes through a large intermediate did not.
+// src(y, k): source row of tap k of output row y; horiz(r, R* dst); vert(y, const R* const* rows).
+template <typename R, typename Src, typename Horiz, typename Vert>
+void separable_banded(int oh, int threads, int m, std::size_t trow, const Src& src, const Horiz& horiz,
+                      const Vert& vert) {
+  detail::parallel_for(oh, threads, [&](int y0, int y1) {
+    thread_local std::vector<R> ring;
+    thread_local std::vector<int> key;
+    thread_local std::vector<const R*> rows;
+    ring.resize(static_cast<std::size_t>(m) * trow);
+    key.assign(m, -1);
+    rows.resize(m);
+    for (int y = y0; y < y1; ++y) {
+      for (int k = 0; k < m; ++k) {
+        const int r = src(y, k), slot = r % m;
+        R* row = ring.data() + static_cast<std::size_t>(slot) * trow;
+        if (key[slot] != r) horiz(r, row), key[slot] = r;
+        rows[k] = row;
+      }
+      vert(y, rows.data());
+    }
+  });
+}
+
 }  // namespace
 
 struct Resizer::Impl {
@@ -69,7 +98,14 @@ struct Resizer::Impl {
         if (y > y0 && p.nearest_y[y] == p.nearest_y[y - 1]) {
           std::memcpy(out.row(y), out.row(y - 1), sizeof(T) * ow * C);
         } else if constexpr (std::is_same_v<T, std::uint8_t>) {
-          detail::nearest_row_u8(in.row(p.nearest_y[y]), out.row(y), ow, C, p.nearest_x.data());
+          const std::uint8_t* s = in.row(p.nearest_y[y]);
+          int done = 0;
+          if (p.nearest_u8.blocks > 0 && detail::has_avx2()) {
+            detail::nearest_row_u8_c1_shuffle_avx2(s, out.row(y), p.nearest_u8.base.data(), p.nearest_u8.mask.data(),
+                                                   p.nearest_u8.blocks);
+            done = 8 * p.nearest_u8.blocks;
+          }
+          detail::nearest_row_u8(s, out.row(y) + done, ow - done, C, p.nearest_x.data() + done);
         } else {
           detail::nearest_row_f32(in.row(p.nearest_y[y]), out.row(y), ow, C, p.nearest_x.data());
         }
@@ -143,25 +179,27 @@ struct Resizer::Impl {
   template <typename T>
   void float_conv(const ImageView<T>& in, float* out, int ow, int oh, int threads) {
     const ResizePlan& p = plan;
-    const int C = in.channels;
-    const auto needed = rows_needed(p, in.height);
-    const int lo = needed.first, hi = needed.second;
+    const int C = in.channels, m = p.y.max_taps;
     const std::size_t trow = static_cast<std::size_t>(ow) * C;
-    tmp_f32.resize(static_cast<std::size_t>(hi - lo) * trow);
-    detail::parallel_for(hi - lo, threads, [&](int r0, int r1) {
-      for (int r = r0; r < r1; ++r)
-        detail::float_horizontal(in.row(lo + r), tmp_f32.data() + r * trow, ow, C, p.x.start.data(),
-                                 p.x.fweight.data(), p.x.max_taps);
-    });
-    detail::parallel_for(oh, threads, [&](int y0, int y1) {
-      thread_local std::vector<const float*> rows;
-      rows.resize(std::max(p.y.max_taps, 1));
-      const int m = p.y.max_taps;
-      for (int y = y0; y < y1; ++y) {
-        for (int k = 0; k < m; ++k) rows[k] = tmp_f32.data() + (p.y.start[y] + k - lo) * trow;
-        detail::float_vertical_f32(rows.data(), &p.y.fweight[static_cast<std::size_t>(y) * m], m, out + y * trow, trow);
-      }
-    });
+    const detail::ShuffleGather& sg = p.x.pair_shuffle;
+    const bool shuffle = std::is_same_v<T, std::uint8_t> && sg.blocks > 0 && detail::has_avx2();
+    separable_banded<float>(
+        oh, threads, m, trow, [&](int y, int k) { return p.y.start[y] + k; },
+        [&](int r, float* d) {
+          int done = 0;
+          if constexpr (std::is_same_v<T, std::uint8_t>) {
+            if (shuffle) {
+              detail::float_horizontal2_c1_shuffle_avx2(in.row(r), d, sg.base.data(), sg.mask.data(), sg.blocks,
+                                                         p.x.fweight.data());
+              done = 8 * sg.blocks;
+            }
+          }
+          detail::float_horizontal(in.row(r), d + done, ow - done, C, p.x.start.data() + done,
+                                   p.x.fweight.data() + static_cast<std::size_t>(done) * p.x.max_taps, p.x.max_taps);
+        },
+        [&](int y, const float* const* rows) {
+          detail::float_vertical_f32(rows, &p.y.fweight[static_cast<std::size_t>(y) * m], m, out + y * trow, trow);
+        });
   }
 
   // OpenCV's integer paths: horizontal into int rows (only the rows the
@@ -170,61 +208,67 @@ struct Resizer::Impl {
     const ResizePlan& p = plan;
     const int C = in.channels, ow = out.width(), oh = out.height(), row = ow * C, H = in.height;
     const bool linear = p.arith == Arith::CvLinearFixed;
+    const int m = p.x.max_taps;
+    const detail::ShuffleGather& sg = p.x.pair_shuffle;
+    const bool gather2 = C == 1 && !p.x.packed2.empty() && detail::has_avx2();
+    auto horiz = [&](int src_row, int* d) {
+      const std::uint8_t* s = in.row(src_row);
+      if (gather2) {
+        int done = 0;
+        if (sg.blocks > 0) {
+          detail::cv_horizontal_linear_c1_shuffle_avx2(s, d, sg.base.data(), sg.mask.data(), sg.blocks,
+                                                        p.x.packed2.data());
+          done = 8 * sg.blocks;
+        }
+        detail::cv_horizontal_linear_c1_avx2(s, d + done, ow - done, p.x.start.data() + done,
+                                             p.x.packed2.data() + done, p.x.packed2_safe_end - done);
+        return;
+      }
+      for (int x = 0; x < ow; ++x) {
+        const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * m];
+        const std::uint8_t* sp = s + p.x.start[x] * C;
+        for (int c = 0; c < C; ++c) {
+          int acc = 0;
+          for (int k = 0; k < m; ++k) acc += w[k] * sp[k * C + c];
+          d[x * C + c] = acc;
+        }
+      }
+    };
+    if (linear) {
+      separable_banded<int>(
+          oh, threads, 2, static_cast<std::size_t>(row), [&](int y, int k) { return p.y.pair_index[2 * y + k]; },
+          horiz, [&](int y, const int* const* rows) {
+            const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
+            detail::cv_vertical_linear_u8(rows[0], rows[1], pw[0], pw[1], out.row(y), row);
+          });
+      return;
+    }
+    // Cubic: the vertical kernel reads a window's four rows at a fixed stride,
+    // so the rows go to one buffer in source order.
     row_slot.assign(H, -1);
     used_rows.clear();
     auto use = [&](int r) {
       if (row_slot[r] < 0) row_slot[r] = 0, used_rows.push_back(r);
     };
-    for (int y = 0; y < oh; ++y) {
-      if (linear) {
-        use(p.y.pair_index[2 * y]);
-        use(p.y.pair_index[2 * y + 1]);
-      } else {
-        for (int k = 0; k < p.y.max_taps; ++k) use(p.y.start[y] + k);
-      }
-    }
+    for (int y = 0; y < oh; ++y)
+      for (int k = 0; k < p.y.max_taps; ++k) use(p.y.start[y] + k);
     std::sort(used_rows.begin(), used_rows.end());
     for (std::size_t i = 0; i < used_rows.size(); ++i) row_slot[used_rows[i]] = static_cast<int>(i);
     tmp_i32.resize(used_rows.size() * row);
-    const int m = p.x.max_taps;
-    const bool gather2 = C == 1 && !p.x.packed2.empty() && detail::has_avx2();
     detail::parallel_for(static_cast<int>(used_rows.size()), threads, [&](int r0, int r1) {
-      for (int r = r0; r < r1; ++r) {
-        const std::uint8_t* s = in.row(used_rows[r]);
-        int* d = tmp_i32.data() + static_cast<std::size_t>(r) * row;
-        if (gather2) {
-          detail::cv_horizontal_linear_c1_avx2(s, d, ow, p.x.start.data(), p.x.packed2.data(), p.x.packed2_safe_end);
-          continue;
-        }
-        for (int x = 0; x < ow; ++x) {
-          const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * m];
-          const std::uint8_t* sp = s + p.x.start[x] * C;
-          for (int c = 0; c < C; ++c) {
-            int acc = 0;
-            for (int k = 0; k < m; ++k) acc += w[k] * sp[k * C + c];
-            d[x * C + c] = acc;
-          }
-        }
-      }
+      for (int r = r0; r < r1; ++r) horiz(used_rows[r], tmp_i32.data() + static_cast<std::size_t>(r) * row);
     });
     auto srow = [&](int r) { return tmp_i32.data() + static_cast<std::size_t>(row_slot[r]) * row; };
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
         std::uint8_t* d = out.row(y);
-        if (linear) {
-          const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
-          const int* s0 = srow(p.y.pair_index[2 * y]);
-          const int* s1 = srow(p.y.pair_index[2 * y + 1]);
-          detail::cv_vertical_linear_u8(s0, s1, pw[0], pw[1], d, row);
-        } else {
-          const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
-          // Every row of a window is in use, so a window's rows have consecutive slots.
-          const int* s0 = srow(p.y.start[y]);
-          if (p.y.max_taps == 4) {
-            for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
-          } else {  // fewer than 4 source rows
-            for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_short(s0 + i, row, w, p.y.max_taps));
-          }
+        const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
+        // Every row of a window is in use, so a window's rows have consecutive slots.
+        const int* s0 = srow(p.y.start[y]);
+        if (p.y.max_taps == 4) {
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
+        } else {  // fewer than 4 source rows
+          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_short(s0 + i, row, w, p.y.max_taps));
         }
       }
     });
@@ -306,9 +350,17 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& o
       for (int y = y0; y < y1; ++y) {
         if (y > y0 && p.nearest_y[y] == p.nearest_y[y - 1])
           std::memcpy(out.row(y), out.row(y - 1), sizeof(float) * ow * in.channels);
-        else
-          detail::nearest_row_u8_f32(in.row(p.nearest_y[y]), out.row(y), ow, in.channels, p.nearest_x.data(),
-                                     p.nearest_gather_safe_end);
+        else {
+          const std::uint8_t* s = in.row(p.nearest_y[y]);
+          int done = 0;
+          if (p.nearest_f32.blocks > 0 && detail::has_avx2()) {
+            detail::nearest_row_u8_f32_c1_shuffle_avx2(s, out.row(y), p.nearest_f32.base.data(),
+                                                       p.nearest_f32.mask.data(), p.nearest_f32.blocks);
+            done = 8 * p.nearest_f32.blocks;
+          }
+          detail::nearest_row_u8_f32(s, out.row(y) + done, ow - done, in.channels, p.nearest_x.data() + done,
+                                     p.nearest_gather_safe_end - done);
+        }
       }
     });
     return;

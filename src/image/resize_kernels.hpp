@@ -45,5 +45,16 @@ void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int ou
 void cv_horizontal_linear_c1_avx2(const std::uint8_t* s, std::int32_t* d, int out_w, const int* start,
                                   const std::int32_t* wpair, int safe_end);
 void nearest_row_u8_f32_c1_avx2(const std::uint8_t* in, float* out, int out_w, const int* xs, int safe_end);
+// Shuffle-gather kernels for gray rows (ShuffleGather in resize_plan.hpp):
+// each writes the first 8 * blocks outputs of the row.
+void nearest_row_u8_c1_shuffle_avx2(const std::uint8_t* in, std::uint8_t* out, const int* base,
+                                    const std::int8_t* mask, int blocks);
+void nearest_row_u8_f32_c1_shuffle_avx2(const std::uint8_t* in, float* out, const int* base,
+                                        const std::int8_t* mask, int blocks);
+void cv_horizontal_linear_c1_shuffle_avx2(const std::uint8_t* s, std::int32_t* d, const int* base,
+                                          const std::int8_t* mask, int blocks, const std::int32_t* wpair);
+// Two float taps per output, w = (w0, w1) per output: d = s[i] * w0 + s[i+1] * w1.
+void float_horizontal2_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
+                                       int blocks, const float* w);
 
 }  // namespace vinfer::detail

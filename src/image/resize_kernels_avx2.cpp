@@ -126,3 +126,56 @@ void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int ou
 }
 
 }  // namespace vinfer::detail
+
+namespace vinfer::detail {
+namespace {
+
+// Block b of a shuffle gather (see ShuffleGather): each output's bytes in its slot.
+inline __m256i shuffle_gather(const std::uint8_t* in, const int* base, const std::int8_t* mask, int b) {
+  const __m256i v = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + base[2 * b]))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + base[2 * b + 1])), 1);
+  return _mm256_shuffle_epi8(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mask + 32 * b)));
+}
+
+}  // namespace
+
+void nearest_row_u8_c1_shuffle_avx2(const std::uint8_t* in, std::uint8_t* out, const int* base,
+                                    const std::int8_t* mask, int blocks) {
+  for (int b = 0; b < blocks; ++b) {
+    const __m256i v = shuffle_gather(in, base, mask, b);  // 4 bytes at the start of each lane
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 8 * b),
+                     _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+  }
+}
+
+void nearest_row_u8_f32_c1_shuffle_avx2(const std::uint8_t* in, float* out, const int* base,
+                                        const std::int8_t* mask, int blocks) {
+  for (int b = 0; b < blocks; ++b)
+    _mm256_storeu_ps(out + 8 * b, _mm256_cvtepi32_ps(shuffle_gather(in, base, mask, b)));
+}
+
+void cv_horizontal_linear_c1_shuffle_avx2(const std::uint8_t* s, std::int32_t* d, const int* base,
+                                          const std::int8_t* mask, int blocks, const std::int32_t* wpair) {
+  for (int b = 0; b < blocks; ++b)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 8 * b),
+                        _mm256_madd_epi16(shuffle_gather(s, base, mask, b),
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wpair + 8 * b))));
+}
+
+void float_horizontal2_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
+                                       int blocks, const float* w) {
+  const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
+  for (int b = 0; b < blocks; ++b) {
+    const __m256i pair = shuffle_gather(s, base, mask, b);
+    const __m256 a = _mm256_cvtepi32_ps(_mm256_and_si256(pair, lo16));
+    const __m256 c = _mm256_cvtepi32_ps(_mm256_srli_epi32(pair, 16));
+    // w holds (w0, w1) per output: split the 16 floats of the block into w0s and w1s.
+    const __m256 p = _mm256_loadu_ps(w + 16 * b), q = _mm256_loadu_ps(w + 16 * b + 8);
+    const __m256 w0 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p, q, 0x88)), 0xD8));
+    const __m256 w1 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p, q, 0xDD)), 0xD8));
+    _mm256_storeu_ps(d + 8 * b, _mm256_add_ps(_mm256_mul_ps(a, w0), _mm256_mul_ps(c, w1)));
+  }
+}
+
+}  // namespace vinfer::detail

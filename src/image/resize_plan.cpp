@@ -506,6 +506,34 @@ void fill_float(AxisTaps& t) {
 
 }  // namespace
 
+ShuffleGather make_shuffle_gather(const std::vector<int>& xs, int in_size, const std::vector<int>& pattern) {
+  ShuffleGather g;
+  const int slot = static_cast<int>(pattern.size());
+  const int reach = *std::max_element(pattern.begin(), pattern.end());
+  const int blocks = static_cast<int>(xs.size()) / 8;
+  std::int8_t m[32];
+  for (int b = 0; b < blocks; ++b) {
+    bool fits = true;
+    for (int h = 0; h < 2 && fits; ++h) {
+      const int* x = &xs[8 * b + 4 * h];
+      fits = x[0] + 16 <= in_size;
+      std::fill(m + 16 * h, m + 16 * h + 16, kZeroByte);
+      for (int j = 0; j < 4 && fits; ++j) {
+        const int rel = x[j] - x[0];
+        fits = rel >= 0 && rel + reach <= 15;
+        for (int k = 0; k < slot; ++k)
+          m[16 * h + j * slot + k] = static_cast<std::int8_t>(pattern[k] == kZeroByte ? kZeroByte : rel + pattern[k]);
+      }
+    }
+    if (!fits) break;
+    g.base.push_back(xs[8 * b]);
+    g.base.push_back(xs[8 * b + 4]);
+    g.mask.insert(g.mask.end(), m, m + 32);
+    ++g.blocks;
+  }
+  return g;
+}
+
 int leading_within(const std::vector<int>& start, int scale, int extra, int limit) {
   int n = 0;
   while (n < static_cast<int>(start.size()) && start[n] * scale + extra <= limit) ++n;
@@ -606,7 +634,15 @@ ResizePlan make_resize_plan(const ResizeSpec& s, int in_w, int in_h, int out_w, 
       break;
     }
   }
-  if (p.arith == Arith::Nearest) p.nearest_gather_safe_end = leading_within(p.nearest_x, 1, 4, in_w);
+  if (p.arith == Arith::Nearest) {
+    p.nearest_gather_safe_end = leading_within(p.nearest_x, 1, 4, in_w);
+    if (channels == 1) {
+      p.nearest_u8 = make_shuffle_gather(p.nearest_x, in_w, {0});
+      p.nearest_f32 = make_shuffle_gather(p.nearest_x, in_w, {0, kZeroByte, kZeroByte, kZeroByte});
+    }
+  }
+  if (channels == 1 && p.x.max_taps == 2 && !p.x.start.empty())
+    p.x.pair_shuffle = make_shuffle_gather(p.x.start, in_w, {0, kZeroByte, 1, kZeroByte});
   if (!p.x.weight.empty()) fill_float(p.x);
   if (!p.y.weight.empty()) fill_float(p.y);
   return p;

@@ -14,6 +14,23 @@
 
 namespace vinfer::detail {
 
+// A gather of a few consecutive source bytes per output of a gray row, done
+// with byte shuffles instead of AVX2's slow gathers: block b (outputs 8b to
+// 8b+7) loads 16 bytes at base[2b] (outputs 0-3) and 16 at base[2b+1]
+// (outputs 4-7) into the two 128-bit lanes of one register, and mask (32
+// bytes per block) moves each output's bytes into its slot. It covers the
+// leading blocks whose windows fit (four outputs within 16 bytes, loads inside
+// the row); the general kernel does the rest of the row.
+struct ShuffleGather {
+  int blocks = 0;
+  std::vector<int> base;
+  std::vector<std::int8_t> mask;
+};
+constexpr int kZeroByte = -128;
+// pattern: one output's slot, as byte offsets from its source index xs[i]
+// (kZeroByte: a zero byte); its size is the slot width (1 or 4 bytes).
+ShuffleGather make_shuffle_gather(const std::vector<int>& xs, int in_size, const std::vector<int>& pattern);
+
 struct AxisTaps {
   int in_size = 0;
   int out_size = 0;
@@ -40,6 +57,8 @@ struct AxisTaps {
   // kernel (max_taps == 2), with the outputs whose 4-byte load stays in the row.
   std::vector<std::int32_t> packed2;
   int packed2_safe_end = 0;
+  // Gray rows with two taps: (s[i], s[i+1]) as a 16-bit pair per 32-bit slot.
+  ShuffleGather pair_shuffle;
 };
 
 // How the weights are applied. Each is bit-exact with one framework's kernel.
@@ -58,6 +77,7 @@ struct ResizePlan {
   AxisTaps x, y;                  // empty for Nearest
   std::vector<int> nearest_x, nearest_y;  // source index per output (Nearest)
   int nearest_gather_safe_end = 0;        // leading outputs whose 4-byte gather stays in the row
+  ShuffleGather nearest_u8, nearest_f32;  // gray rows: byte slots and 32-bit slots
   bool skip_x = false, skip_y = false;    // pass left out (Pillow skips a pass whose size is unchanged)
   bool pil_vertical_first = false;  // Pillow's pass order (the u8 intermediate makes it matter)
   bool pil_premultiply = false;   // Pillow resizes RGBA as premultiplied RGBa

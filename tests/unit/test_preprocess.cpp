@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "test_support.hpp"
+#include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
 
@@ -22,6 +23,26 @@ TEST(Preset, NamesAndShapes) {
   EXPECT_THROW(preset("imagenet"), Error);
   EXPECT_THROW(preset("torchvision", 0), Error);
   EXPECT_THROW(preset("torchvision", 100000), Error);
+}
+
+// The vector kernels (AVX2 prefix + Highway tail) against the integer rules
+// written out, at every width around the vector block sizes.
+TEST(Gray, IntegerRulesMatchTheFormula) {
+  for (int c : {3, 4})
+    for (int w = 1; w <= 70; ++w) {
+      const ImageU8 img = random_image(w, 3, c, 100 + w);
+      for (GrayRule rule : {GrayRule::Pil, GrayRule::OpenCv}) {
+        ImageU8 g;
+        rgb_to_gray(img.view(), rule, g);
+        for (int y = 0; y < 3; ++y)
+          for (int x = 0; x < w; ++x) {
+            const std::uint8_t* p = img.view().row(y) + x * c;
+            const unsigned want = rule == GrayRule::Pil ? (p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u) >> 16
+                                                        : (p[0] * 9798u + p[1] * 19235u + p[2] * 3735u + 16384u) >> 15;
+            ASSERT_EQ(g.view().row(y)[x], want) << "c=" << c << " w=" << w << " x=" << x;
+          }
+      }
+    }
 }
 
 TEST(Normalize, LayoutsAndChannelOrder) {
