@@ -165,8 +165,8 @@ def vinfer_runs(iters):
             f"vinfer torchvision preset, exact ({threads}t)", "preprocess")
         run(["bench-preprocess", IMAGE, "--preset", "torchvision", "--iters", m, "--fast"] + t,
             f"vinfer torchvision preset, fast ({threads}t)", "preprocess")
-        run(["bench-resize", IMAGE, "--iters", str(iters // 5), "--compat", "pil", "--filter", "bilinear", "--k", "6"] + t,
-            f"vinfer pil bilinear RGB -> 235x235 ({threads}t)", "resize-rgb224")
+        run(["bench-resize", IMAGE, "--iters", str(iters // 5), "--compat", "pil", "--filter", "bilinear", "--size", "224x224"] + t,
+            f"vinfer pil bilinear RGB -> 224x224 ({threads}t)", "resize-rgb224")
     return out
 
 

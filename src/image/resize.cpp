@@ -141,6 +141,18 @@ struct Resizer::Impl {
       });
       return;
     }
+    if (!p.skip_x && !p.skip_y) {
+      const std::size_t trow = static_cast<std::size_t>(ow) * C;
+      const int m = p.y.max_taps;
+      separable_banded<std::uint8_t>(
+          oh, threads, m, trow, [&](int y, int k) { return p.y.start[y] + k; },
+          [&](int r, std::uint8_t* d) { detail::pil_horizontal_u8(in.row(r), d, C, p.x); },
+          [&](int y, const std::uint8_t* const* rows) {
+            detail::pil_vertical_u8(rows, &p.y.fixed[static_cast<std::size_t>(y) * m], m, out.row(y), trow);
+            if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
+          });
+      return;
+    }
     const auto needed = rows_needed(p, H);  // not a structured binding: lambdas below capture lo (clang 14)
     const int lo = needed.first, hi = needed.second;
     const int tw = p.skip_x ? W : ow;

@@ -96,20 +96,22 @@ namespace vinfer::detail {
 void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int groups, int safe_end,
                                const std::int32_t* fixed, int taps) {
-  const __m128i shuf = _mm_setr_epi8(0, 3, 1, 4, 2, 5, -1, -1, 6, 9, 7, 10, 8, 11, -1, -1);
+  // One in-lane shuffle of the broadcast load both pairs and zero-extends the taps.
+  const __m256i shuf = _mm256_setr_epi8(0, -1, 3, -1, 1, -1, 4, -1, 2, -1, 5, -1, -1, -1, -1, -1,  //
+                                        6, -1, 9, -1, 7, -1, 10, -1, 8, -1, 11, -1, -1, -1, -1, -1);
   const __m128i round = _mm_set1_epi32(1 << 21), zero = _mm_setzero_si128(), max = _mm_set1_epi32(255);
   int x = 0;
   for (; x < safe_end; ++x) {
     const std::uint8_t* s = in + start[x] * 3;
-    __m256i acc = _mm256_setzero_si256();
+    __m256i acc_hi = _mm256_setzero_si256(), acc_lo = _mm256_setzero_si256();
     for (int g = 0; g < groups; ++g) {
-      const __m256i px = _mm256_cvtepu8_epi16(
-          _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + g * 12)), shuf));
+      const __m256i px = _mm256_shuffle_epi8(
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + g * 12))), shuf);
       const std::size_t o = (static_cast<std::size_t>(x) * 4 + g) * 16;
-      const __m256i hi = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(whi + o)));
-      const __m256i lo = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wlo + o)));
-      acc = _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_slli_epi32(hi, 11), lo));
+      acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(whi + o))));
+      acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wlo + o))));
     }
+    const __m256i acc = _mm256_add_epi32(_mm256_slli_epi32(acc_hi, 11), acc_lo);
     __m128i r = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
     r = _mm_min_epi32(_mm_max_epi32(_mm_srai_epi32(_mm_add_epi32(r, round), 22), zero), max);
     out[x * 3 + 0] = static_cast<std::uint8_t>(_mm_extract_epi32(r, 0));

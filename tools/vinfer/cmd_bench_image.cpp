@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +32,7 @@ std::string timedelta(double seconds) {  // Python's str(datetime.timedelta)
 void write_json(const std::string& path, const nlohmann::json& j) { write_text(path, j.dump(2) + "\n"); }
 
 struct BenchResizeCmd {
-  std::string image, json_path, gray_rule = "pil";
+  std::string image, json_path, gray_rule = "pil", size;
   int k = 3, iters = 5000, warmup = 10;
   bool gray = false, decode_in_loop = false, fast = false;
   ResizeArgs r;
@@ -50,7 +51,8 @@ struct BenchResizeCmd {
     ImageInfo info;
     decode_file(image, opt, img, &info);
     // The seed's size: (int(h / k), int(w / k)).
-    const int ow = info.width / k, oh = info.height / k;
+    int ow = info.width / k, oh = info.height / k;
+    if (!size.empty()) std::tie(ow, oh) = parse_size(size);
     if (ow < 1 || oh < 1) throw Error(ErrorKind::InvalidArgument, "--k " + std::to_string(k) + " leaves an empty image");
     if (fast) opt.target_width = ow, opt.target_height = oh;
     // PyTorch and TensorFlow produce float tensors in the seed; Pillow and OpenCV keep uint8.
@@ -176,6 +178,7 @@ void add_bench_resize(CLI::App& app, Handler& run) {
   auto cmd = std::make_shared<BenchResizeCmd>();
   app.add_option("IMAGE", cmd->image, "Input image")->required();
   app.add_option("--k", cmd->k, "Downscale factor: output is (int(h/k), int(w/k))")->capture_default_str();
+  app.add_option("--size", cmd->size, "Output size WxH instead of the seed's 1/k");
   app.add_flag("--gray", cmd->gray, "Convert to gray first (PIL's rule, as the seed's T.Grayscale)");
   app.add_option("--gray-rule", cmd->gray_rule, "pil, tf or opencv")->capture_default_str();
   app.add_option("--iters", cmd->iters, "Timed iterations")->capture_default_str();
