@@ -14,6 +14,7 @@ cores; "default" leaves the engine alone. Writes out/bench_engine.{json,md}.
 import argparse
 import json
 import os
+import tempfile
 import statistics
 import subprocess
 import sys
@@ -68,7 +69,8 @@ def child(engine, setting, model_dir, name, loops, warmup):
 
 
 def run_vinfer(setting, model_dir, name, loops, warmup):
-    out = os.path.join(ROOT, "out", f".vinfer_{name}.json")
+    fd, out = tempfile.mkstemp(prefix=f"vinfer_{name}_", suffix=".json")
+    os.close(fd)
     cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup", str(warmup),
            "--json", out]
     if setting == "threads=cores":
