@@ -68,7 +68,6 @@ struct Resizer::Impl {
   bool has_plan = false;
   ResizePlan plan;
   std::vector<std::uint8_t> tmp_u8, pre_u8;
-  std::vector<float> tmp_f32, result_f32;
   std::vector<int> tmp_i32, row_slot, used_rows;
 
   const ResizePlan& plan_for(int iw, int ih, int ow, int oh, int c, bool u8) {
@@ -188,12 +187,13 @@ struct Resizer::Impl {
   }
 
   // Float separable path: horizontal pass into float rows, then vertical.
+  // out_u8: round each row to u8 there (out is then unused), in the same pass.
   template <typename T>
-  void float_conv(const ImageView<T>& in, float* out, int ow, int oh, int threads) {
+  void float_conv(const ImageView<T>& in, float* out, int ow, int oh, int threads, std::uint8_t* out_u8 = nullptr) {
     const ResizePlan& p = plan;
     const int C = in.channels, m = p.y.max_taps;
     const std::size_t trow = static_cast<std::size_t>(ow) * C;
-    const detail::ShuffleGather& sg = p.x.pair_shuffle;
+    const detail::ShuffleGather& sg = p.x.tap_shuffle;
     const bool shuffle = std::is_same_v<T, std::uint8_t> && sg.blocks > 0 && detail::has_avx2();
     separable_banded<float>(
         oh, threads, m, trow, [&](int y, int k) { return p.y.start[y] + k; },
@@ -201,8 +201,8 @@ struct Resizer::Impl {
           int done = 0;
           if constexpr (std::is_same_v<T, std::uint8_t>) {
             if (shuffle) {
-              detail::float_horizontal2_c1_shuffle_avx2(in.row(r), d, sg.base.data(), sg.mask.data(), sg.blocks,
-                                                         p.x.fweight.data());
+              detail::float_horizontal_c1_shuffle_avx2(in.row(r), d, sg.base.data(), sg.mask.data(), sg.blocks,
+                                                        p.x.fweight_blocked.data(), p.x.max_taps);
               done = 8 * sg.blocks;
             }
           }
@@ -210,7 +210,12 @@ struct Resizer::Impl {
                                    p.x.fweight.data() + static_cast<std::size_t>(done) * p.x.max_taps, p.x.max_taps);
         },
         [&](int y, const float* const* rows) {
-          detail::float_vertical_f32(rows, &p.y.fweight[static_cast<std::size_t>(y) * m], m, out + y * trow, trow);
+          const float* w = &p.y.fweight[static_cast<std::size_t>(y) * m];
+          if (!out_u8) return detail::float_vertical_f32(rows, w, m, out + y * trow, trow);
+          thread_local std::vector<float> f;
+          f.resize(trow);
+          detail::float_vertical_f32(rows, w, m, f.data(), trow);
+          detail::round_row_u8(f.data(), out_u8 + y * trow, trow);
         });
   }
 
@@ -342,12 +347,7 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageU8& ou
     case Arith::CvCubicFixed: m.cv_fixed(in, out, threads); break;
     case Arith::CvAreaFast: m.cv_area_fast(in, out, threads); break;
     case Arith::CvAreaFloat:
-    case Arith::Float: {
-      m.result_f32.resize(out.size());
-      m.float_conv(in, m.result_f32.data(), ow, oh, threads);
-      for (std::size_t i = 0; i < out.size(); ++i) out.data()[i] = detail::round_u8(m.result_f32[i]);
-      break;
-    }
+    case Arith::Float: m.float_conv(in, nullptr, ow, oh, threads, out.data()); break;
   }
 }
 

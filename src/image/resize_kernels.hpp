@@ -15,6 +15,9 @@ void pil_vertical_u8(const std::uint8_t* const* rows, const std::int32_t* w, int
 // out[i] = sum_k w[k] * rows[k][i] in float, k ascending (float vertical pass).
 void float_vertical_f32(const float* const* rows, const float* w, int taps, float* out, std::size_t n);
 
+// out[i] = round_u8(in[i]) for finite in (vectorised).
+void round_row_u8(const float* in, std::uint8_t* out, std::size_t n);
+
 // OpenCV INTER_LINEAR vertical pass on u8 (its SIMD rounding), i < n.
 void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
                            std::size_t n);
@@ -39,6 +42,9 @@ void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int chann
 bool has_avx2();
 void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
+// The first 8 * blocks outputs with <= 8 taps (AxisTaps::split8_*).
+void pil_horizontal_u8_c1_8tap_avx2(const std::uint8_t* in, std::uint8_t* out, const int* start,
+                                    const std::int16_t* whi, const std::int16_t* wlo, int blocks);
 void pil_horizontal_u8_c3_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int groups, int safe_end,
                                const std::int32_t* fixed, int taps);
@@ -53,8 +59,8 @@ void nearest_row_u8_f32_c1_shuffle_avx2(const std::uint8_t* in, float* out, cons
                                         const std::int8_t* mask, int blocks);
 void cv_horizontal_linear_c1_shuffle_avx2(const std::uint8_t* s, std::int32_t* d, const int* base,
                                           const std::int8_t* mask, int blocks, const std::int32_t* wpair);
-// Two float taps per output, w = (w0, w1) per output: d = s[i] * w0 + s[i+1] * w1.
-void float_horizontal2_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
-                                       int blocks, const float* w);
+// 2 to 4 float taps per output (AxisTaps::tap_shuffle, weights fweight_blocked).
+void float_horizontal_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
+                                      int blocks, const float* wt, int taps);
 
 }  // namespace vinfer::detail

@@ -47,6 +47,32 @@ void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int ou
   }
 }
 
+// The same with <= 8 taps, two outputs per register (j and j + 4), so that
+// no multiply-add is spent on zero padding; the three horizontal adds then
+// leave outputs 0-7 in order.
+void pil_horizontal_u8_c1_8tap_avx2(const std::uint8_t* in, std::uint8_t* out, const int* start,
+                                    const std::int16_t* whi, const std::int16_t* wlo, int blocks) {
+  const __m256i round = _mm256_set1_epi32(1 << 21);
+  const __m256i zero = _mm256_setzero_si256(), max = _mm256_set1_epi32(255);
+  for (int b = 0; b < blocks; ++b) {
+    const int* st = start + 8 * b;
+    __m256i s[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m128i two = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + st[j])),
+                                             _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + st[j + 4])));
+      const __m256i px = _mm256_cvtepu8_epi16(two);
+      const std::size_t o = static_cast<std::size_t>(b) * 64 + j * 16;
+      const __m256i hi = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(whi + o)));
+      const __m256i lo = _mm256_madd_epi16(px, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wlo + o)));
+      s[j] = _mm256_add_epi32(_mm256_slli_epi32(hi, 11), lo);
+    }
+    __m256i r = _mm256_hadd_epi32(_mm256_hadd_epi32(s[0], s[1]), _mm256_hadd_epi32(s[2], s[3]));
+    r = _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(_mm256_add_epi32(r, round), 22), zero), max);
+    const __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + 8 * b), _mm_packus_epi16(p16, p16));
+  }
+}
+
 // out[i] = (float)in[idx[i]] for a gray row: nearest-neighbour gather to float.
 void nearest_row_u8_f32_c1_avx2(const std::uint8_t* in, float* out, int out_w, const int* xs, int safe_end) {
   int x = 0;
@@ -165,18 +191,19 @@ void cv_horizontal_linear_c1_shuffle_avx2(const std::uint8_t* s, std::int32_t* d
                                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wpair + 8 * b))));
 }
 
-void float_horizontal2_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
-                                       int blocks, const float* w) {
-  const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
-  for (int b = 0; b < blocks; ++b) {
-    const __m256i pair = shuffle_gather(s, base, mask, b);
-    const __m256 a = _mm256_cvtepi32_ps(_mm256_and_si256(pair, lo16));
-    const __m256 c = _mm256_cvtepi32_ps(_mm256_srli_epi32(pair, 16));
-    // w holds (w0, w1) per output: split the 16 floats of the block into w0s and w1s.
-    const __m256 p = _mm256_loadu_ps(w + 16 * b), q = _mm256_loadu_ps(w + 16 * b + 8);
-    const __m256 w0 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p, q, 0x88)), 0xD8));
-    const __m256 w1 = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(p, q, 0xDD)), 0xD8));
-    _mm256_storeu_ps(d + 8 * b, _mm256_add_ps(_mm256_mul_ps(a, w0), _mm256_mul_ps(c, w1)));
+void float_horizontal_c1_shuffle_avx2(const std::uint8_t* s, float* d, const int* base, const std::int8_t* mask,
+                                      int blocks, const float* wt, int taps) {
+  const __m256i byte = _mm256_set1_epi32(0xFF);
+  for (int b = 0; b < blocks; ++b, wt += 8 * taps) {
+    const __m256i v = shuffle_gather(s, base, mask, b);  // tap k in byte k of each slot
+    // Summed tap by tap from zero, in the order of the plain kernel, so the
+    // float result is the same to the bit.
+    __m256 acc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, byte)), _mm256_loadu_ps(wt));
+    for (int k = 1; k < taps; ++k) {
+      const __m256i t = _mm256_and_si256(_mm256_srli_epi32(v, 8 * k), byte);
+      acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_loadu_ps(wt + 8 * k)));
+    }
+    _mm256_storeu_ps(d + 8 * b, acc);
   }
 }
 

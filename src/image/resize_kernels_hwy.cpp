@@ -57,6 +57,21 @@ void FloatVerticalF32(const float* const* rows, const float* w, int taps, float*
   }
 }
 
+// round_u8 over a row: nearest, ties to even (lrint), clamped to [0, 255].
+// Finite input only (the rows come from u8 images).
+void RoundRowU8(const float* in, std::uint8_t* out, std::size_t n) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<std::uint8_t, decltype(d)> d8;
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto r = hn::Min(hn::Max(hn::NearestInt(hn::LoadU(d, in + i)), hn::Zero(di)), hn::Set(di, 255));
+    hn::StoreU(hn::DemoteTo(d8, r), d8, out + i);
+  }
+  for (; i < n; ++i) out[i] = round_u8(in[i]);
+}
+
 // OpenCV's VResizeLinearVec_32s8u in 32-bit lanes: the operands fit in 16 bits
 // (horizontal sums of non-negative weights, >> 4), so this is exactly its
 // 16-bit high multiply.
@@ -86,6 +101,9 @@ namespace vinfer::detail {
 HWY_EXPORT(PilVerticalU8);
 HWY_EXPORT(FloatVerticalF32);
 HWY_EXPORT(CvVerticalLinearU8);
+HWY_EXPORT(RoundRowU8);
+
+void round_row_u8(const float* in, std::uint8_t* out, std::size_t n) { HWY_DYNAMIC_DISPATCH(RoundRowU8)(in, out, n); }
 
 void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
                            std::size_t n) {
@@ -158,9 +176,13 @@ bool has_avx2() {
 void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const AxisTaps& t) {
   const int out_w = t.out_size;
   if (!t.split_hi.empty() && has_avx2()) {
-    if (C == 1)
-      return pil_horizontal_u8_c1_avx2(in, out, out_w, t.start.data(), t.split_hi.data(), t.split_lo.data(),
-                                       t.split_safe_end);
+    if (C == 1) {
+      const int done = 8 * t.split8_blocks;
+      if (done > 0) pil_horizontal_u8_c1_8tap_avx2(in, out, t.start.data(), t.split8_hi.data(), t.split8_lo.data(), t.split8_blocks);
+      return pil_horizontal_u8_c1_avx2(in, out + done, out_w - done, t.start.data() + done,
+                                       t.split_hi.data() + done * 16, t.split_lo.data() + done * 16,
+                                       t.split_safe_end - done);
+    }
     if (C == 3)
       return pil_horizontal_u8_c3_avx2(in, out, out_w, t.start.data(), t.split3_hi.data(), t.split3_lo.data(),
                                        t.split3_groups, t.split3_safe_end, t.fixed.data(), t.max_taps);

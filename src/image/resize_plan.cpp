@@ -137,6 +137,19 @@ AxisTaps pil_taps(int in, int out, Filter f) {
         t.split_lo[o * 16 + k] = static_cast<std::int16_t>(w & 2047);
       }
     t.split_safe_end = leading_within(t.start, 1, 16, in);
+    if (t.max_taps <= 8) {  // two outputs per register: see pil_horizontal_u8_c1_8tap_avx2
+      t.split8_blocks = leading_within(t.start, 1, 8, in) / 8;
+      t.split8_hi.assign(static_cast<std::size_t>(t.split8_blocks) * 64, 0);
+      t.split8_lo.assign(static_cast<std::size_t>(t.split8_blocks) * 64, 0);
+      for (int b = 0; b < t.split8_blocks; ++b)
+        for (int j = 0; j < 8; ++j)
+          for (int k = 0; k < t.max_taps; ++k) {
+            const int o = 8 * b + j;
+            const std::size_t i = static_cast<std::size_t>(b) * 64 + (j % 4) * 16 + (j / 4) * 8 + k;
+            t.split8_hi[i] = t.split_hi[o * 16 + k];
+            t.split8_lo[i] = t.split_lo[o * 16 + k];
+          }
+    }
     t.split3_groups = (t.max_taps + 3) / 4;
     t.split3_hi.assign(static_cast<std::size_t>(out) * 64, 0);
     t.split3_lo.assign(static_cast<std::size_t>(out) * 64, 0);
@@ -641,10 +654,22 @@ ResizePlan make_resize_plan(const ResizeSpec& s, int in_w, int in_h, int out_w, 
       p.nearest_f32 = make_shuffle_gather(p.nearest_x, in_w, {0, kZeroByte, kZeroByte, kZeroByte});
     }
   }
-  if (channels == 1 && p.x.max_taps == 2 && !p.x.start.empty())
-    p.x.pair_shuffle = make_shuffle_gather(p.x.start, in_w, {0, kZeroByte, 1, kZeroByte});
   if (!p.x.weight.empty()) fill_float(p.x);
   if (!p.y.weight.empty()) fill_float(p.y);
+  AxisTaps& t = p.x;
+  if (channels == 1 && t.max_taps == 2 && !t.start.empty())
+    t.pair_shuffle = make_shuffle_gather(t.start, in_w, {0, kZeroByte, 1, kZeroByte});
+  if (channels == 1 && t.max_taps >= 2 && t.max_taps <= 4 && !t.fweight.empty()) {
+    std::vector<int> pattern = {0, kZeroByte, kZeroByte, kZeroByte};
+    for (int k = 1; k < t.max_taps; ++k) pattern[k] = k;
+    t.tap_shuffle = make_shuffle_gather(t.start, in_w, pattern);
+    const int m = t.max_taps;
+    t.fweight_blocked.resize(static_cast<std::size_t>(t.tap_shuffle.blocks) * m * 8);
+    for (int b = 0; b < t.tap_shuffle.blocks; ++b)
+      for (int k = 0; k < m; ++k)
+        for (int j = 0; j < 8; ++j)
+          t.fweight_blocked[(static_cast<std::size_t>(b) * m + k) * 8 + j] = t.fweight[(8 * b + j) * m + k];
+  }
   return p;
 }
 

@@ -45,6 +45,11 @@ struct AxisTaps {
   // can load 16 source pixels without reading past the row.
   std::vector<std::int16_t> split_hi, split_lo;
   int split_safe_end = 0;
+  // With <= 8 taps, the same weights per block of 8 outputs as 4 registers of
+  // [output j: 8 taps | output j + 4: 8 taps], for the leading blocks whose
+  // 8-byte loads stay in the row.
+  std::vector<std::int16_t> split8_hi, split8_lo;
+  int split8_blocks = 0;
   // The same for interleaved RGB: per output, 4 groups of 16 weights laid out
   // as [w0 w1 w0 w1 w0 w1 0 0 | w2 w3 w2 w3 w2 w3 0 0] (see the RGB kernel).
   std::vector<std::int16_t> split3_hi, split3_lo;
@@ -59,6 +64,10 @@ struct AxisTaps {
   int packed2_safe_end = 0;
   // Gray rows with two taps: (s[i], s[i+1]) as a 16-bit pair per 32-bit slot.
   ShuffleGather pair_shuffle;
+  // Gray rows with 2 to 4 float taps: the taps' bytes in each output's 32-bit
+  // slot, and the float weights per block as taps x 8 (tap-major).
+  ShuffleGather tap_shuffle;
+  std::vector<float> fweight_blocked;
 };
 
 // How the weights are applied. Each is bit-exact with one framework's kernel.
