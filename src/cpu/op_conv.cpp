@@ -1,9 +1,78 @@
 // Conv -> oneDNN convolution, weights packed once into the layout the
 // implementation chose, bias and post-ops (activations, residual add) fused.
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
 #include "cpu/cpu_op.hpp"
+#include "cpu/winograd.hpp"
 #include "graph/op_params.hpp"
 
 namespace vinfer::cpu {
+namespace {
+
+// A 3x3 stride-1 convolution through vinfer's own Winograd F(4,3).
+class WinogradOp : public CpuOp {
+ public:
+  explicit WinogradOp(std::unique_ptr<WinogradF43> k) : kernel(std::move(k)) {}
+  std::unique_ptr<WinogradF43> kernel;
+  const float* src = nullptr;
+  float* dst = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+  }
+  void execute(dnnl::stream&) override { kernel->run(src, dst); }
+};
+
+// Where oneDNN has no Winograd for the shape (it has none for AVX2 in 2.6),
+// vinfer's F(4,3) runs instead. VINFER_WINOGRAD=vinfer prefers it even where
+// oneDNN has one (to compare the two), =onednn never uses it.
+bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const Shape& xs,
+                      const Shape& ys, const TensorData& w, const TensorData* b, bool onednn_has_one) {
+  const char* env = std::getenv("VINFER_WINOGRAD");
+  const bool prefer = env && std::strcmp(env, "vinfer") == 0;
+  if ((env && std::strcmp(env, "onednn") == 0) || (onednn_has_one && !prefer)) return false;
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (n.post_ops.size() > 1) return false;
+  for (const PostOp& po : n.post_ops) {
+    if (po.kind == PostOp::Relu) lo = 0.f;
+    else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
+    else return false;
+  }
+  WinogradGeometry geo;
+  geo.ic = static_cast<int>(xs[1]);
+  geo.oc = static_cast<int>(ys[1]);
+  geo.h = static_cast<int>(xs[2]);
+  geo.w = static_cast<int>(xs[3]);
+  geo.oh = static_cast<int>(ys[2]);
+  geo.ow = static_cast<int>(ys[3]);
+  geo.pad_t = static_cast<int>(p.pads_begin[0]);
+  geo.pad_l = static_cast<int>(p.pads_begin[1]);
+  geo.block = channel_block();
+  // Below 28x28 its transforms and partial chunks cost more than direct
+  // convolution saves (DenseNet121's 14x14 block, AVX2). Each chunk of tiles
+  // streams all transformed weights (36 x ic x oc floats); small maps take
+  // 6-tile chunks, too little work per weight when those are large: VGG19's
+  // 512-channel 28x28 layers ran 2.4x slower than direct, its 256-channel
+  // 56x56 ones 2x faster.
+  const double weight_mib = 36.0 * geo.ic * geo.oc * 4 / (1 << 20);
+  const int tiles = ((geo.oh + 3) / 4) * ((geo.ow + 3) / 4);
+  if (xs[0] != 1 || geo.oh * geo.ow < 28 * 28 || (tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo))
+    return false;
+  auto op = std::make_unique<WinogradOp>(
+      std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi));
+  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  op->name = n.label();
+  op->impl = "vinfer:wino_f43_avx2";
+  op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / w.shape[0]);
+  ctx.add(std::move(op));
+  return true;
+}
+
+}  // namespace
 
 void build_conv(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
@@ -19,8 +88,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // oneDNN has fast kernels for plain src with few channels, and only its
   // reference one for a blocked src padded from 3 channels to a whole block.
   const Form in_form = xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
-  TensorRef src = ctx.input(n.inputs[0], in_form);
-  TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
+  const memory::desc src_md = md_for(xs, in_form), dst_md = blocked_md(ys);
 
   const std::int64_t G = p.group;
   memory::desc user_w;
@@ -40,12 +108,13 @@ void build_conv(BuildContext& ctx, const Node& n) {
   dnnl::primitive_attr attr = default_attr();
   attr.set_post_ops(make_post_ops(ctx, n, Form::Blocked, extra));
   auto desc = [&](dnnl::algorithm alg) {
-    return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src.md, any_w, bias_md, dst.md, strides, dil, pl, pr)
-             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src.md, any_w, dst.md, strides, dil, pl, pr);
+    return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md, strides, dil, pl, pr)
+             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides, dil, pl, pr);
   };
-  // Winograd F(4,3) does 2.25x fewer multiplications for a 3x3 stride-1 convolution;
-  // oneDNN 2.6 has it for AVX-512 only. On small maps (7x7) its transforms cost more
-  // than they save (measured on DenseNet121's last block), so: 14x14 and up.
+  // Winograd does fewer multiplications for a 3x3 stride-1 convolution (oneDNN's
+  // F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2). On small maps
+  // (7x7) the transforms cost more than they save (measured on DenseNet121's
+  // last block), so: 14x14 and up.
   const bool wino_shape = ctx.winograd() && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                           p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
                           ys[2] * ys[3] >= 14 * 14 && xs[1] >= 16;
@@ -54,9 +123,13 @@ void build_conv(BuildContext& ctx, const Node& n) {
     try {
       pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
     } catch (const dnnl::error&) {
-      // not implemented for this ISA or shape: direct below
+      // not implemented for this ISA or shape: vinfer's own, or direct below
     }
+    if (in_form == Form::Blocked && extra.empty() && try_own_winograd(ctx, n, p, xs, ys, *w, b, static_cast<bool>(pd)))
+      return;
   }
+  TensorRef src = ctx.input(n.inputs[0], in_form);
+  TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
   if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc());

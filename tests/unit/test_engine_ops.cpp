@@ -3,9 +3,13 @@
 // passes on, must give the reference's numbers with the passes off.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <random>
 
+#include "cpu/winograd.hpp"
 #include "test_support.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
@@ -71,6 +75,81 @@ TEST(EngineOps, ConvVariants) {
   };
   unsigned seed = 1;
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
+}
+
+// vinfer's Winograd F(4,3) (src/cpu/winograd*.cpp) against plain loops, for
+// both channel blocks, every padding it takes, partial tiles and chunks, bias
+// and clamping. Winograd rounds differently from direct convolution: the bound
+// is relative to the largest output.
+TEST(Winograd, F43MatchesDirectConvolution) {
+  struct Case {
+    int ic, oc, h, w, pad_t, pad_l, pad_b, pad_r, block;
+    bool bias;
+    float lo, hi;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<Case> cases = {
+      {16, 16, 28, 28, 1, 1, 1, 1, 8, false, -inf, inf},   // DenseNet-like, whole chunks
+      {32, 24, 13, 17, 1, 1, 1, 1, 8, true, 0.f, inf},     // partial tiles, ReLU, 8 + 16 column blocks
+      {16, 32, 9, 30, 0, 2, 2, 0, 16, true, -0.5f, 0.5f},  // block 16, uneven pads, Clip
+      {48, 16, 6, 6, 2, 2, 2, 2, 16, false, -inf, inf},    // output larger than a tile grid of the input
+  };
+  for (const Case& c : cases) {
+    cpu::WinogradGeometry g;
+    g.ic = c.ic, g.oc = c.oc, g.h = c.h, g.w = c.w, g.pad_t = c.pad_t, g.pad_l = c.pad_l, g.block = c.block;
+    g.oh = c.h + c.pad_t + c.pad_b - 2, g.ow = c.w + c.pad_l + c.pad_r - 2;
+    if (!cpu::WinogradF43::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
+    const TensorData x = test::random_tensor({1, c.ic, c.h, c.w}, 5), w = test::random_tensor({c.oc, c.ic, 3, 3}, 6),
+                     b = test::random_tensor({c.oc}, 7);
+    auto blocked = [&](int ch, int hw) { return static_cast<std::size_t>(ch / c.block) * hw * c.block; };
+    std::vector<float> src(blocked(c.ic, c.h * c.w)), dst(blocked(c.oc, g.oh * g.ow), NAN), want(dst.size());
+    for (int ch = 0; ch < c.ic; ++ch)
+      for (int p = 0; p < c.h * c.w; ++p)
+        src[blocked(ch, c.h * c.w) + static_cast<std::size_t>(p) * c.block + ch % c.block] = x.f[ch * c.h * c.w + p];
+    double scale = 1e-30;
+    for (int o = 0; o < c.oc; ++o)
+      for (int y = 0; y < g.oh; ++y)
+        for (int xx = 0; xx < g.ow; ++xx) {
+          double acc = c.bias ? b.f[o] : 0.0;
+          for (int i = 0; i < c.ic; ++i)
+            for (int ky = 0; ky < 3; ++ky)
+              for (int kx = 0; kx < 3; ++kx) {
+                const int iy = y + ky - c.pad_t, ix = xx + kx - c.pad_l;
+                if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w)
+                  acc += static_cast<double>(w.f[((o * c.ic + i) * 3 + ky) * 3 + kx]) * x.f[(i * c.h + iy) * c.w + ix];
+              }
+          scale = std::max(scale, std::fabs(acc));
+          want[blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block] =
+              static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
+        }
+    cpu::WinogradF43 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi);
+    k.run(src.data(), dst.data());
+    double diff = 0;
+    for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
+    EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block " << c.block;
+  }
+}
+
+// The same kernel as the engine picks it (VINFER_WINOGRAD=vinfer forces it
+// where oneDNN has its own), inside a graph with a fused ReLU.
+TEST(Winograd, EngineUsesItWhenAsked) {
+  ::setenv("VINFER_WINOGRAD", "vinfer", 1);
+  Graph g = conv_graph({1, 32, 30, 29}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 11);
+  const int conv_out = g.outputs[0];
+  g.outputs.clear();
+  g.mark_output(g.add_node("Relu", {conv_out})[0]);
+  const double rel = cpu_vs_reference(g);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(g, "test", opt);
+  ::unsetenv("VINFER_WINOGRAD");
+  EXPECT_LT(rel, 1e-5);
+  std::string impls;
+  const TensorData x = test::random_tensor(m.input_shape(), 3);
+  std::vector<float> y(m.output_size());
+  for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
+  if (cpu::WinogradF43::supports({32, 32, 30, 29, 30, 29, 1, 1, 8}))
+    EXPECT_NE(impls.find("wino_f43"), std::string::npos) << impls;
 }
 
 TEST(EngineOps, Pools) {

@@ -26,6 +26,7 @@ using Clock = std::chrono::steady_clock;
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;
+  bool no_winograd = false;
   std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
   std::int64_t max_pixels = DecodeOptions{}.max_pixels;
   ZooInfo zoo;
@@ -37,6 +38,7 @@ struct ModelArgs {
     }() + ")")->required();
     app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
     app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
+    app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
     app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
     app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
     app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
@@ -45,6 +47,7 @@ struct ModelArgs {
   Model load() {
     EngineOptions opt;
     opt.threads = threads;
+    opt.winograd = !no_winograd;
     opt.limits.max_nodes = max_nodes;
     opt.limits.max_total_bytes = max_model_mb << 20;
     opt.max_file_bytes = std::max<std::int64_t>(opt.max_file_bytes, (max_model_mb << 20) + (64 << 20));

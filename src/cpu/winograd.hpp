@@ -1,0 +1,53 @@
+// Internal: Winograd F(4x4, 3x3) for stride-1 3x3 convolutions on
+// channel-blocked tensors (nChw8c / nChw16c, batch 1), vinfer's own kernel for
+// machines where oneDNN 2.6 has no Winograd (AVX2). A 6x6 input tile gives a
+// 4x4 output tile with 36 multiplications per channel pair instead of 144
+// (4x fewer); the transforms are adds and a few multiplies.
+//
+// The image is cut into chunks of tiles; one thread takes a chunk through all
+// three steps while its scratch stays in L2: input transform (V = B^T d B),
+// 36 small GEMMs against the weights transformed once at load (U = G g G^T),
+// output transform (Y = A^T M A) with bias and clamp, written into dst.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace vinfer::cpu {
+
+struct WinogradGeometry {
+  int ic = 0, oc = 0;        // channels (multiples of the block)
+  int h = 0, w = 0;          // input size
+  int oh = 0, ow = 0;        // output size
+  int pad_t = 0, pad_l = 0;  // leading padding (0..2)
+  int block = 8;             // channel block of src and dst (8 or 16)
+};
+
+class WinogradF43 {
+ public:
+
+  // Whether the kernel can run here (AVX2 + FMA) and handles this geometry.
+  static bool supports(const WinogradGeometry& g);
+
+  // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
+  // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds).
+  WinogradF43(const WinogradGeometry& g, const float* weights, const float* bias,
+              float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity());
+
+  // src, dst: blocked tensors of the geometry. Runs on the current OpenMP
+  // threads; allocates only when more threads run it than ever before.
+  void run(const float* src, float* dst);
+
+  const WinogradGeometry& geometry() const { return g_; }
+
+ private:
+  WinogradGeometry g_;
+  int tiles_w_ = 0, tiles_ = 0;
+  int tiles_per_chunk_ = 12;  // a multiple of the GEMM's 6-row micro-tile
+  std::vector<float> u_;     // [36][ic][oc]
+  std::vector<float> bias_;  // oc
+  float lo_, hi_;
+  std::vector<std::vector<float>> scratch_;  // per thread: V [36][T][ic] then M [36][T][oc]
+};
+
+}  // namespace vinfer::cpu
