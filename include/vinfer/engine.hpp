@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vinfer/graph.hpp"
@@ -23,6 +24,8 @@ namespace vinfer {
 enum class Backend {
   Cpu,        // oneDNN with vinfer's own kernels where they win
   Reference,  // plain loops, the semantic oracle for tests (slow)
+  Cuda,       // cuDNN + cuBLAS + vinfer's kernels, replayed as one CUDA graph
+              // (only in builds with CUDA: see vinfer/devices.hpp)
 };
 
 struct EngineOptions {
@@ -31,6 +34,9 @@ struct EngineOptions {
   bool optimize = true;    // run the fusion passes (false: constant folding only)
   bool winograd = true;    // 3x3 convolutions may use Winograd where the backend has it (fewer
                            // multiplications; results differ from direct convolution by ~1e-6 relative)
+  int device = 0;          // Cuda: which GPU
+  bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
+                           // relative error instead of FP32's ~1e-6)
   GraphLimits limits;
   std::int64_t max_file_bytes = 4LL << 30;  // model files larger than this are refused
 };
@@ -80,6 +86,9 @@ class Model {
   void run(const float* input, float* output);
   // Runs once, timing every kernel separately (slower than run()).
   std::vector<LayerProfile> profile(const float* input, float* output);
+  // Named parts of the last run() in ms where the backend times them (CUDA:
+  // upload, compute, download, from CUDA events); empty on the CPU.
+  std::vector<std::pair<std::string, double>> last_run_stages();
   void set_threads(int threads);
   int threads() const;
 

@@ -1,5 +1,6 @@
-// Winograd F(4x4, 3x3): what runs on any CPU (the support check and the
-// weight transform at load). The kernels are in winograd_avx2.cpp.
+// Winograd F(4x4, 3x3): what runs on any CPU (the support check, the weight
+// transform at load, the split of the image among threads). The kernels are
+// in winograd_impl.hpp, compiled per ISA in winograd_avx2.cpp / _avx512.cpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -8,9 +9,19 @@
 
 namespace vinfer::cpu {
 
+namespace {
+// The kernel for a channel block: 8 with AVX2 + FMA, 16 with AVX-512.
+WinogradChunkFn chunk_fn(int block) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (block == 8 && avx2) return winograd_chunk_avx2;
+  if (block == 16 && avx512) return winograd_chunk_avx512;
+  return nullptr;
+}
+}  // namespace
+
 bool WinogradF43::supports(const WinogradGeometry& g) {
-  static const bool cpu = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return cpu && (g.block == 8 || g.block == 16) && g.ic > 0 && g.oc > 0 && g.ic % g.block == 0 &&
+  return chunk_fn(g.block) && g.ic > 0 && g.oc > 0 && g.ic % g.block == 0 &&
          g.oc % g.block == 0 && g.pad_t >= 0 && g.pad_t <= 2 && g.pad_l >= 0 && g.pad_l <= 2 && g.oh > 0 && g.ow > 0 &&
          g.oh <= g.h + 2 * 2 - 2 && g.ow <= g.w + 2 * 2 - 2;
 }
@@ -19,8 +30,11 @@ WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const 
     : g_(g), lo_(lo), hi_(hi) {
   tiles_w_ = (g.ow + 3) / 4;
   tiles_ = tiles_w_ * ((g.oh + 3) / 4);
-  // Small maps (14x14: 16 tiles) would waste a third of a 12-tile chunk.
-  tiles_per_chunk_ = tiles_ >= 96 ? 12 : 6;
+  chunk_ = chunk_fn(g.block);
+  // Two register tiles of rows per chunk (the GEMM's B then serves both),
+  // one on small maps, where a 14x14 map's 16 tiles would waste a third of 24.
+  const int rows = g.block == 16 ? 12 : 6;
+  tiles_per_chunk_ = tiles_ >= 16 * rows ? 2 * rows : rows;
   // U = G g G^T per channel pair, in double, stored [pos][ic][oc].
   static const double G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                  {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
@@ -41,6 +55,22 @@ WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const 
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
   scratch_.resize(std::max(1, omp_get_max_threads()));
   for (auto& s : scratch_) s.resize(static_cast<std::size_t>(36) * tiles_per_chunk_ * (g.ic + g.oc));
+}
+
+void WinogradF43::run(const float* src, float* dst) {
+  const int T = tiles_per_chunk_;
+  const int chunks = (tiles_ + T - 1) / T;
+  const int threads = std::min(omp_get_max_threads(), chunks);
+  if (static_cast<int>(scratch_.size()) < threads) {
+    scratch_.resize(threads);
+    for (auto& s : scratch_) s.resize(static_cast<std::size_t>(36) * T * (g_.ic + g_.oc));
+  }
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    float* v = scratch_[omp_get_thread_num()].data();
+    float* m = v + static_cast<std::size_t>(36) * T * g_.ic;
+    chunk_(g_, tiles_w_, tiles_, chunk * T, T, src, u_.data(), bias_.data(), lo_, hi_, v, m, dst);
+  }
 }
 
 }  // namespace vinfer::cpu

@@ -23,10 +23,20 @@ struct WinogradGeometry {
   int block = 8;             // channel block of src and dst (8 or 16)
 };
 
+// One chunk of tiles [tile0, tile0 + T) through the three steps; v and m are
+// the thread's scratch (36 x T x ic and 36 x T x oc floats).
+using WinogradChunkFn = void (*)(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
+                                 const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
+                         const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
+                           const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+
 class WinogradF43 {
  public:
 
-  // Whether the kernel can run here (AVX2 + FMA) and handles this geometry.
+  // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
+  // and handles this geometry.
   static bool supports(const WinogradGeometry& g);
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
@@ -43,7 +53,8 @@ class WinogradF43 {
  private:
   WinogradGeometry g_;
   int tiles_w_ = 0, tiles_ = 0;
-  int tiles_per_chunk_ = 12;  // a multiple of the GEMM's 6-row micro-tile
+  int tiles_per_chunk_ = 12;  // a multiple of the GEMM's register-tile rows
+  WinogradChunkFn chunk_ = nullptr;
   std::vector<float> u_;     // [36][ic][oc]
   std::vector<float> bias_;  // oc
   float lo_, hi_;

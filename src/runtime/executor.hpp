@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vinfer/engine.hpp"
@@ -17,6 +18,9 @@ class Executor {
   // Runs once, timing every kernel.
   virtual std::vector<OpProfile> profile(const float* input, float* output) = 0;
   virtual int kernels() const = 0;
+  // Named parts of the last run() where the backend times them (the CUDA
+  // backend: upload, compute, download by CUDA events); empty otherwise.
+  virtual std::vector<std::pair<std::string, double>> stage_times() { return {}; }
 };
 
 }  // namespace vinfer::detail

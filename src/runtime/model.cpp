@@ -5,6 +5,9 @@
 #include <thread>
 
 #include "cpu/cpu_backend.hpp"
+#ifdef VINFER_HAS_CUDA
+#include "cuda/cuda_backend.hpp"
+#endif
 #include "graph/passes.hpp"
 #include "graph/reference.hpp"
 #include "onnx/onnx_import.hpp"
@@ -67,6 +70,13 @@ struct Model::Impl {
     if (options.backend == Backend::Reference) {
       exec = std::make_unique<ReferenceExecutor>(graph);
       info.nodes_executed = exec->kernels();
+    } else if (options.backend == Backend::Cuda) {
+#ifdef VINFER_HAS_CUDA
+      exec = cuda::compile(graph, options, info);
+#else
+      throw Error(ErrorKind::Unsupported,
+                  "this build of vinfer has no CUDA backend (configure with -DVINFER_CUDA=ON where CUDA and cuDNN 9 are installed)");
+#endif
     } else {
       exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, info);
     }
@@ -121,6 +131,7 @@ const Graph& Model::graph() const { return impl_->graph; }
 void Model::run(const float* input, float* output) { impl_->exec->run(input, output); }
 
 std::vector<LayerProfile> Model::profile(const float* input, float* output) { return impl_->exec->profile(input, output); }
+std::vector<std::pair<std::string, double>> Model::last_run_stages() { return impl_->exec->stage_times(); }
 int Model::threads() const { return resolve_threads(impl_->options.threads); }
 
 void Model::set_threads(int threads) {

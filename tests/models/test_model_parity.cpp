@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
@@ -78,6 +79,24 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   plain.run(x.data(), y3.data());
   EXPECT_LE(compare(y3, want).max_abs, 1e-3 * d.scale);
   EXPECT_LT(m.info().nodes_executed, plain.info().nodes_executed);
+  // On a machine with a GPU, the CUDA backend meets the same bar, and replays
+  // its captured graph to the same answer.
+  bool gpu = false;
+  for (const vinfer::BackendInfo& b : vinfer::backends()) gpu |= b.name == "cuda" && !b.devices.empty();
+  if (gpu) {
+    vinfer::EngineOptions cu;
+    cu.backend = vinfer::Backend::Cuda;
+    vinfer::Model g = vinfer::Model::load_onnx(base + ".onnx", cu);
+    std::vector<float> yc(g.output_size(), NAN), yc2(g.output_size(), NAN);
+    g.run(x.data(), yc.data());
+    g.run(x.data(), yc2.data());
+    const Diff dc = compare(yc, want);
+    std::printf("%s on CUDA: max |vinfer - torch| = %.3g = %.2e x max |logit|; vs vinfer CPU %.2e\n", GetParam().c_str(), dc.max_abs,
+                dc.max_abs / d.scale, compare(yc, y).max_abs / d.scale);
+    EXPECT_LE(dc.max_abs, 1e-3 * d.scale) << GetParam() << " on CUDA";
+    EXPECT_LE(compare(yc, y).max_abs, 1e-3 * d.scale) << GetParam() << " CUDA vs CPU";
+    EXPECT_EQ(yc, yc2);
+  }
 }
 
 std::vector<std::string> params() {

@@ -11,6 +11,7 @@
 
 #include "cpu/winograd.hpp"
 #include "test_support.hpp"
+#include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 
@@ -19,7 +20,25 @@ namespace {
 
 using Ints = std::vector<std::int64_t>;
 
+// Whether a CUDA device is there to test (builds with the CUDA backend, on a GPU machine).
+bool have_cuda_device() {
+  for (const BackendInfo& b : backends())
+    if (b.name == "cuda" && !b.devices.empty()) return true;
+  return false;
+}
+
+// max |a - b| / max |a|.
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, scale = 1e-30;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
+    scale = std::max(scale, static_cast<double>(std::fabs(a[i])));
+  }
+  return diff / scale;
+}
+
 // Runs `g` on the CPU backend (optimized) and the reference (unoptimized); returns max |diff| / max |ref|.
+// Where a CUDA device is present, the CUDA backend runs it too and the worse of the two counts.
 double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* graph_nodes = nullptr) {
   EngineOptions ref_opt;
   ref_opt.backend = Backend::Reference;
@@ -35,12 +54,18 @@ double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* 
   EXPECT_EQ(a.size(), b.size());
   ref.run(x.f.data(), a.data());
   cpu.run(x.f.data(), b.data());
-  double diff = 0, scale = 1e-30;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(a[i] - b[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(a[i])));
+  double worst = rel_diff(a, b);
+  if (have_cuda_device()) {
+    EngineOptions cu_opt;
+    cu_opt.backend = Backend::Cuda;
+    Model cu = Model::from_graph(g, "test", cu_opt);
+    std::vector<float> c(cu.output_size(), NAN);
+    cu.run(x.f.data(), c.data());
+    const double d = rel_diff(a, c);
+    EXPECT_LT(d, 1e-4) << "CUDA backend";
+    worst = std::max(worst, d);
   }
-  return diff / scale;
+  return worst;
 }
 
 Graph conv_graph(Shape x, std::int64_t m, Ints k, std::map<std::string, AttrValue> attrs, bool bias, unsigned seed) {
@@ -150,6 +175,36 @@ TEST(Winograd, EngineUsesItWhenAsked) {
   for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
   if (cpu::WinogradF43::supports({32, 32, 30, 29, 30, 29, 1, 1, 8}))
     EXPECT_NE(impls.find("wino_f43"), std::string::npos) << impls;
+}
+
+// Without a CUDA device (or without the backend compiled in), asking for it
+// is one clear error, never a crash.
+TEST(CudaBackend, ClearErrorWithoutADevice) {
+  if (have_cuda_device()) GTEST_SKIP() << "a CUDA device is present";
+  Graph g = conv_graph({1, 8, 6, 6}, 8, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 3);
+  EngineOptions opt;
+  opt.backend = Backend::Cuda;
+  try {
+    Model::from_graph(g, "test", opt);
+    ADD_FAILURE() << "compiled for CUDA without a device";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("no CUDA device") != std::string::npos || what.find("no CUDA backend") != std::string::npos) << what;
+  }
+  bool listed = false;
+  for (const BackendInfo& b : backends())
+    if (b.name == "cuda") {
+      listed = true;
+      EXPECT_TRUE(b.devices.empty());
+      EXPECT_FALSE(b.note.empty());
+#ifdef VINFER_HAS_CUDA
+      EXPECT_TRUE(b.compiled_in);
+#else
+      EXPECT_FALSE(b.compiled_in);
+#endif
+    }
+  EXPECT_TRUE(listed);
 }
 
 TEST(EngineOps, Pools) {

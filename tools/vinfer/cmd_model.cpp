@@ -2,6 +2,7 @@
 // (forward-pass latency), `info` (what loading did) and `profile` (per-layer time).
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include "commands.hpp"
 #include "vinfer/bench.hpp"
+#include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
@@ -26,7 +28,8 @@ using Clock = std::chrono::steady_clock;
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;
-  bool no_winograd = false;
+  bool no_winograd = false, allow_tf32 = false;
+  std::string device = "cpu";
   std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
   std::int64_t max_pixels = DecodeOptions{}.max_pixels;
   ZooInfo zoo;
@@ -38,6 +41,8 @@ struct ModelArgs {
     }() + ")")->required();
     app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
     app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
+    app.add_option("--device", device, "Where the network runs: cpu, cuda or cuda:N (see `vinfer devices`)");
+    app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
     app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
     app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
     app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
@@ -48,6 +53,19 @@ struct ModelArgs {
     EngineOptions opt;
     opt.threads = threads;
     opt.winograd = !no_winograd;
+    opt.allow_tf32 = allow_tf32;
+    if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+      opt.backend = Backend::Cuda;
+      if (device.size() > 5) {
+        try {
+          opt.device = std::stoi(device.substr(5));
+        } catch (const std::exception&) {
+          throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cuda:N");
+        }
+      }
+    } else if (device != "cpu") {
+      throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cpu, cuda or cuda:N");
+    }
     opt.limits.max_nodes = max_nodes;
     opt.limits.max_total_bytes = max_model_mb << 20;
     opt.max_file_bytes = std::max<std::int64_t>(opt.max_file_bytes, (max_model_mb << 20) + (64 << 20));
@@ -138,7 +156,7 @@ struct ClassifyCmd {
 struct BenchCmd {
   ModelArgs m;
   std::vector<std::string> images;
-  std::string preset_name, json_path, csv_path, plot_path, device = "cpu";
+  std::string preset_name, json_path, csv_path, plot_path;
   bool forward_only = false, pipeline = false;
   int loops = 100, warmup = 10;
   double min_time = 0;
@@ -159,20 +177,34 @@ struct BenchCmd {
     std::vector<float> x = fixed_input(model.input_size()), y(model.output_size());
     for (int i = 0; i < warmup; ++i) model.run(x.data(), y.data());
     std::vector<double> ms;
+    std::map<std::string, std::vector<double>> stages;  // where the backend times parts of a run (CUDA)
+    std::vector<std::string> stage_order;
     ms.reserve(static_cast<std::size_t>(loops));
     const auto start = Clock::now();
     for (int i = 0; i < loops || (min_time > 0 && std::chrono::duration<double>(Clock::now() - start).count() < min_time); ++i) {
       const auto a = Clock::now();
       model.run(x.data(), y.data());
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+      for (const auto& [name, t] : model.last_run_stages()) {
+        if (!stages.count(name)) stage_order.push_back(name);
+        stages[name].push_back(t);
+      }
     }
     const LatencySummary s = summarize(ms);
-    std::printf("%s: forward pass, batch 1, %d threads, %zu loops after %d warm-up\n", m.model.c_str(), model.threads(), ms.size(), warmup);
+    std::printf("%s: forward pass, batch 1, %s, %zu loops after %d warm-up\n", m.model.c_str(),
+                m.device == "cpu" ? (std::to_string(model.threads()) + " threads").c_str() : m.device.c_str(), ms.size(), warmup);
     std::printf("  p50 %.3f ms   p90 %.3f ms   min %.3f ms   mean %.3f ms   (load %.0f ms)\n", s.p50, s.p90, s.min, s.mean, load_ms);
+    nlohmann::json stage_json = nlohmann::json::object();
+    for (const std::string& name : stage_order) {
+      const LatencySummary st = summarize(stages[name]);
+      std::printf("  %-9s p50 %.3f ms   p90 %.3f ms   (device events)\n", name.c_str(), st.p50, st.p90);
+      stage_json[name] = summary_json(st);
+    }
     if (!json_path.empty()) {
       nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
                        {"threads", model.threads()}, {"loops", ms.size()}, {"warmup", warmup},
                        {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
+                       {"device", m.device},  {"stages_ms", stage_json},
                        {"machine", machine_json(model)}, {"vinfer", version()}};
       write_text(json_path, j.dump(2) + "\n");
     }
@@ -181,8 +213,6 @@ struct BenchCmd {
 
   int run() {
     if (loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
-    if (device != "cpu")
-      throw Error(ErrorKind::Unsupported, "--device " + device + ": this build of vinfer has the CPU backend only (the CUDA backend is issue 9)");
     if (forward_only) {
       if (!images.empty()) throw Error(ErrorKind::InvalidArgument, "--forward-only times a fixed input; drop the images");
       return run_forward_only();
@@ -344,7 +374,6 @@ void add_bench(CLI::App& app, Handler& run) {
   app.add_option("images", c->images, "Images for the file -> top-k loop (default: the bundled sample photo)");
   app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's)");
   app.add_flag("--forward-only", c->forward_only, "Time only the forward pass, on a fixed input");
-  app.add_option("--device", c->device, "Where the network runs (cpu)");
   app.add_flag("--pipeline", c->pipeline, "Decode the next image while the current one is inferred; report throughput");
   app.add_option("--loops", c->loops, "Timed iterations (default 100)");
   app.add_option("--min-time", c->min_time, "Keep timing until this many seconds have passed")->check(CLI::Range(0.0, 86400.0));
@@ -353,6 +382,27 @@ void add_bench(CLI::App& app, Handler& run) {
   app.add_option("--csv", c->csv_path, "Write every iteration's stage times as CSV");
   app.add_option("--plot", c->plot_path, "Plot latency distribution and stages (.png or .svg, needs gnuplot)");
   run = [c] { return c->run(); };
+}
+
+void add_devices(CLI::App& app, Handler& run) {
+  auto json = std::make_shared<bool>(false);
+  app.add_flag("--json", *json, "One JSON object");
+  run = [json] {
+    nlohmann::json out = nlohmann::json::array();
+    for (const BackendInfo& b : backends()) {
+      nlohmann::json devs = nlohmann::json::array();
+      for (const DeviceInfo& d : b.devices) devs.push_back({{"index", d.index}, {"name", d.name}, {"details", d.details}});
+      out.push_back({{"backend", b.name}, {"compiled_in", b.compiled_in}, {"versions", b.versions}, {"devices", devs}, {"note", b.note}});
+      if (*json) continue;
+      std::printf("%s: %s%s%s\n", b.name.c_str(), b.compiled_in ? "compiled in" : "not compiled in",
+                  b.versions.empty() ? "" : ", ", b.versions.c_str());
+      for (const DeviceInfo& d : b.devices)
+        std::printf("  %s:%d  %s (%s)\n", b.name.c_str(), d.index, d.name.c_str(), d.details.c_str());
+      if (!b.note.empty()) std::printf("  %s\n", b.note.c_str());
+    }
+    if (*json) std::printf("%s\n", out.dump().c_str());
+    return kExitOk;
+  };
 }
 
 void add_info(CLI::App& app, Handler& run) {

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add("classify", "Classify images with a network (top-k ImageNet labels)", add_classify);
   add("bench", "Time a network's forward pass", add_bench);
   add("info", "What loading a network did (passes, memory), optionally per-layer times", add_info);
+  add("devices", "The backends this build has and the devices they find", add_devices);
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
   add("bench-resize", "Seed 002's resize loop, timed per iteration", add_bench_resize);

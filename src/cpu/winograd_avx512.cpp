@@ -1,0 +1,36 @@
+// Winograd F(4,3) for AVX-512: 16 channels per vector (one nChw16c
+// block), 12 x 32 GEMM register tiles. Compiled with -mavx512f; WinogradF43 checks the CPU.
+#include <immintrin.h>
+
+#include "cpu/winograd_impl.hpp"
+
+namespace vinfer::cpu {
+namespace {
+
+#define VINFER_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+struct Avx512 {
+  using V = __m512;
+  static constexpr int L = 16, R = 12;
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+#include "cpu/winograd_micro.inc"
+};
+#undef VINFER_ROWS
+
+}  // namespace
+
+void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
+                         const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
+  WinogradKernels<Avx512>::chunk(g, tiles_w, tiles, tile0, T, src, u, bias, lo, hi, v, m, dst);
+}
+
+}  // namespace vinfer::cpu

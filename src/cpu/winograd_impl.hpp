@@ -1,0 +1,157 @@
+// Internal: Winograd F(4x4, 3x3) kernels written once over an ISA's vector
+// type, included by winograd_avx2.cpp and winograd_avx512.cpp (each compiled
+// for its ISA). A vector holds L channels of one pixel, so every transform
+// works on L channels at once. Points 0, +-1, +-2 (Lavin and Gray):
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// I: the ISA (vector type V, lanes L, ops, and the GEMM micro-kernels).
+#pragma once
+#include <cstring>
+
+#include "cpu/winograd.hpp"
+
+namespace vinfer::cpu {
+
+template <class I>
+struct WinogradKernels {
+  using V = typename I::V;
+  static constexpr int L = I::L;
+
+  // r = B^T z for six vectors z (one column or row of a tile).
+  static void bt6(const V z[6], V r[6]) {
+    const V four = I::set1(4.f), five = I::set1(5.f), two = I::set1(2.f);
+    const V t0 = I::fnmadd(four, z[2], z[4]);  // z4 - 4 z2
+    const V t1 = I::fnmadd(four, z[1], z[3]);  // z3 - 4 z1
+    const V t2 = I::sub(z[4], z[2]);
+    const V t3 = I::mul(two, I::sub(z[3], z[1]));
+    r[0] = I::fmadd(four, z[0], I::fnmadd(five, z[2], z[4]));
+    r[1] = I::add(t0, t1);
+    r[2] = I::sub(t0, t1);
+    r[3] = I::add(t2, t3);
+    r[4] = I::sub(t2, t3);
+    r[5] = I::fmadd(four, z[1], I::fnmadd(five, z[3], z[5]));
+  }
+
+  // r = A^T m: four outputs from six vectors.
+  static void at6(const V m[6], V r[4]) {
+    const V a = I::add(m[1], m[2]), b = I::sub(m[1], m[2]);
+    const V c = I::add(m[3], m[4]), d = I::sub(m[3], m[4]);
+    r[0] = I::add(I::add(m[0], a), c);
+    r[1] = I::fmadd(I::set1(2.f), d, b);
+    r[2] = I::fmadd(I::set1(4.f), c, a);
+    r[3] = I::add(I::fmadd(I::set1(8.f), d, b), m[5]);
+  }
+
+  // Offset of (channel c, pixel p) in a blocked tensor with hw pixels per plane.
+  static std::size_t at(int c, std::size_t p, std::size_t hw, int block) {
+    return ((static_cast<std::size_t>(c / block)) * hw + p) * block + c % block;
+  }
+
+  // B^T d B for one 6x6 tile of L channels: d at p, rows `row` floats apart,
+  // pixels `px` apart; the 36 results go to v, `pos_stride` floats apart.
+  static void tile_transform(const float* p, std::size_t row, std::size_t px, float* v, std::size_t pos_stride) {
+    V tmp[6][6];  // d B, row by row
+    for (int i = 0; i < 6; ++i) {
+      V z[6];
+      for (int j = 0; j < 6; ++j) z[j] = I::load(p + i * row + j * px);
+      bt6(z, tmp[i]);
+    }
+    for (int j = 0; j < 6; ++j) {  // B^T (d B), column by column
+      V z[6], r[6];
+      for (int i = 0; i < 6; ++i) z[i] = tmp[i][j];
+      bt6(z, r);
+      for (int i = 0; i < 6; ++i) I::store(v + (i * 6 + j) * pos_stride, r[i]);
+    }
+  }
+
+  // V[pos][t][ic] for tiles [tile0, tile0 + T); tiles past the end are zero.
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src, float* v) {
+    const int H = g.h, W = g.w, B = g.block, IC = g.ic;
+    const std::size_t hw = static_cast<std::size_t>(H) * W;
+    const std::size_t pos_stride = static_cast<std::size_t>(T) * IC;
+    alignas(64) float patch[36 * L];  // a border tile, zero-padded, L channels per pixel
+    for (int t = 0; t < T; ++t) {
+      const int ti = tile0 + t;
+      float* vt = v + static_cast<std::size_t>(t) * IC;
+      if (ti >= tiles) {
+        for (int pos = 0; pos < 36; ++pos) std::memset(vt + pos * pos_stride, 0, sizeof(float) * IC);
+        continue;
+      }
+      const int y0 = (ti / tiles_w) * 4 - g.pad_t, x0 = (ti % tiles_w) * 4 - g.pad_l;
+      const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
+      for (int c = 0; c < IC; c += L) {
+        const float* plane = src + (static_cast<std::size_t>(c / B) * hw) * B + c % B;
+        if (inside) {
+          tile_transform(plane + (static_cast<std::size_t>(y0) * W + x0) * B, static_cast<std::size_t>(W) * B, B, vt + c,
+                         pos_stride);
+          continue;
+        }
+        for (int i = 0; i < 6; ++i)
+          for (int j = 0; j < 6; ++j) {
+            const int y = y0 + i, x = x0 + j;
+            const V d = y >= 0 && y < H && x >= 0 && x < W
+                                 ? I::load(plane + (static_cast<std::size_t>(y) * W + x) * B)
+                                 : I::zero();
+            I::store(patch + (i * 6 + j) * L, d);
+          }
+        tile_transform(patch, 6 * L, L, vt + c, pos_stride);
+      }
+    }
+  }
+
+  // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst.
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* m,
+                        const float* bias, float lo, float hi, float* dst) {
+    const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
+    const std::size_t pos_stride = static_cast<std::size_t>(T) * g.oc;
+    const V vlo = I::set1(lo), vhi = I::set1(hi);
+    for (int t = 0; t < T && tile0 + t < tiles; ++t) {
+      const int ti = tile0 + t;
+      const int y0 = (ti / tiles_w) * 4, x0 = (ti % tiles_w) * 4;
+      for (int c = 0; c < g.oc; c += L) {
+        V tmp[4][6];  // A^T M, column by column
+        for (int j = 0; j < 6; ++j) {
+          V col[6], r[4];
+          for (int i = 0; i < 6; ++i) col[i] = I::load(m + (i * 6 + j) * pos_stride + t * g.oc + c);
+          at6(col, r);
+          for (int i = 0; i < 4; ++i) tmp[i][j] = r[i];
+        }
+        const V b = I::load(bias + c);
+        for (int i = 0; i < 4; ++i) {
+          if (y0 + i >= g.oh) break;
+          V r[4];
+          at6(tmp[i], r);
+          for (int j = 0; j < 4 && x0 + j < g.ow; ++j) {
+            const V y = I::min(I::max(I::add(r[j], b), vlo), vhi);
+            I::store(dst + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
+          }
+        }
+      }
+    }
+  }
+
+
+  // C[T][n] = A[T][k] x B[k][n] (row-major) in the ISA's register tiles.
+  static void gemm_chunk(const float* a, const float* b, float* c, int k, int n, int T) {
+    for (int row0 = 0; row0 < T; row0 += I::R) {
+      const float* ar = a + static_cast<std::size_t>(row0) * k;
+      float* cr = c + static_cast<std::size_t>(row0) * n;
+      int col = 0;
+      for (; col + 2 * L <= n; col += 2 * L) I::micro2(ar, b + col, cr + col, k, n);
+      if (col < n) I::micro1(ar, b + col, cr + col, k, n);
+    }
+  }
+
+  // One chunk of tiles through all three steps (WinogradChunkFn).
+  static void chunk(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
+                    const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
+    input_transform(g, tiles_w, tiles, tile0, T, src, v);
+    for (int pos = 0; pos < 36; ++pos)
+      gemm_chunk(v + static_cast<std::size_t>(pos) * T * g.ic, u + static_cast<std::size_t>(pos) * g.ic * g.oc,
+                 m + static_cast<std::size_t>(pos) * T * g.oc, g.ic, g.oc, T);
+    output_transform(g, tiles_w, tiles, tile0, T, m, bias, lo, hi, dst);
+  }
+};
+
+}  // namespace vinfer::cpu
