@@ -10,6 +10,7 @@
 //   vinfer::decode_file("photo.jpg", opt, img);
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct DecodeOptions {
   // Refuse images with more pixels than this before decoding them (Pillow's
   // MAX_IMAGE_PIXELS default: a decompression-bomb guard).
   std::uint64_t max_pixels = 89'478'485;
+  // Called on the decoding thread as rows of the output become final: with
+  // the image (already of its final size) and how many leading rows are done.
+  // JPEG: every 16 rows; PNG: at the end; the last call has rows == height.
+  // For overlapping work with decoding (Preprocessor uses it). Not called when
+  // the EXIF orientation is applied. Must not throw.
+  std::function<void(const ImageU8& image, int rows)> on_rows;
 };
 
 struct ImageInfo {

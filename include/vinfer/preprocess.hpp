@@ -13,7 +13,9 @@
 //   pre.run_file("photo.jpg", tensor);  // 1x3x224x224, identical to torchvision's
 #pragma once
 #include <array>
+#include <memory>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -56,7 +58,12 @@ void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, fl
 // no allocation per call once warm. One Preprocessor per thread.
 class Preprocessor {
  public:
+  // threads > 1 (or 0: one per core): the resize splits its rows, and on
+  // large JPEGs its horizontal pass runs beside the decode (same bytes).
   explicit Preprocessor(Preset preset, int threads = 1);
+  ~Preprocessor();
+  Preprocessor(Preprocessor&&) noexcept = default;
+  Preprocessor& operator=(Preprocessor&&) noexcept = default;
   const Preset& preset() const { return preset_; }
   // Output element count (1 x 3 x size x size).
   std::size_t tensor_size() const { return static_cast<std::size_t>(3) * preset_.size * preset_.size; }
@@ -72,7 +79,16 @@ class Preprocessor {
   DecodeOptions& decode_options() { return decode_; }
 
  private:
+  struct Stream;
+  struct StreamDeleter {
+    void operator()(Stream* s) const;
+  };
+  std::pair<int, int> resize_target(int width, int height) const;
+  void finish(const ImageView<std::uint8_t>& rgb, bool streamed, float* out);
+
   Preset preset_;
+  int threads_ = 1;
+  std::unique_ptr<Stream, StreamDeleter> stream_;
   DecodeOptions decode_;
   Resizer resizer_;
   ImageU8 decoded_, resized_, cropped_;

@@ -66,6 +66,16 @@ class Resizer {
 
   const ResizeSpec& spec() const;
 
+  // Streaming, for overlapping a resize with the decode that produces its
+  // input (Preprocessor does this): where can_stream() says yes (Pillow's
+  // rules on u8, horizontal pass first, both passes needed), stream_rows()
+  // runs the horizontal pass of source rows [y0, y1) as soon as they exist,
+  // from any one thread, and stream_finish() the vertical pass once every
+  // row went through stream_rows(). Same result as run(), to the bit.
+  bool can_stream(int in_width, int in_height, int out_width, int out_height, int channels);
+  void stream_rows(const ImageView<std::uint8_t>& in, int out_width, int out_height, int y0, int y1);
+  void stream_finish(int out_width, int out_height, ImageU8& out);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -58,6 +58,7 @@ void decode_memory(const std::uint8_t* data, std::size_t size, const DecodeOptio
   run(data, size, opt, &out, name, info ? *info : local);
   const int orientation = (info ? *info : local).orientation;
   if (opt.apply_exif_orientation && orientation != 1) detail::apply_orientation(out, orientation);
+  else if (opt.on_rows) opt.on_rows(out, out.height());
 }
 
 void decode_file(const std::string& path, const DecodeOptions& opt, ImageU8& out, ImageInfo* info) {

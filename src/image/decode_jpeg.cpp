@@ -123,11 +123,15 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
   }
   const bool adobe_inverted = cmyk && c.saw_Adobe_marker;
   const GrayRule rule = opt.gray_rule;
+  const bool progress = opt.on_rows && !opt.apply_exif_orientation;
   while (c.output_scanline < c.output_height) {
     const int y = static_cast<int>(c.output_scanline);
     JSAMPROW row = conv == RowConv::None ? out.row(y) : tmp;
     jpeg_read_scanlines(&c, &row, 1);
-    if (conv == RowConv::None) continue;
+    if (conv == RowConv::None) {
+      if (progress && (y + 1) % 16 == 0) opt.on_rows(out, y + 1);
+      continue;
+    }
     std::uint8_t* px = tmp;
     if (conv == RowConv::CmykToRgb) {
       // Pillow reads Adobe CMYK as inverted ("CMYK;I"), then converts to RGB.
@@ -156,6 +160,7 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
       rgb_to_gray(rgb, rule, g);
       std::memcpy(out.row(y), g.data(), static_cast<std::size_t>(W));
     }
+    if (progress && (y + 1) % 16 == 0) opt.on_rows(out, y + 1);
   }
   jpeg_finish_decompress(&c);
   return true;

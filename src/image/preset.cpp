@@ -1,7 +1,11 @@
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "util/file_io.hpp"
 #include "vinfer/error.hpp"
@@ -43,12 +47,88 @@ Preset preset(std::string_view name, int size) {
   throw Error(ErrorKind::InvalidArgument, "unknown preset '" + std::string(name) + "' (" + all + ")");
 }
 
+// The resize's horizontal pass on a second thread while the decoder produces
+// rows (Resizer::stream_rows): entropy decoding is serial, so on a large JPEG
+// most of the resize hides behind it. One job at a time; the decoding thread
+// publishes how many rows are final, the worker catches up.
+struct Preprocessor::Stream {
+  std::mutex m;
+  std::condition_variable cv;
+  bool active = false, declined = false, stop = false;
+  int ready = 0, done = 0, ow = 0, oh = 0;
+  ImageView<std::uint8_t> view{};
+  Resizer* resizer;
+  std::exception_ptr error;
+  std::thread worker;
+
+  explicit Stream(Resizer* r) : resizer(r), worker([this] { loop(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard l(m);
+      stop = true;
+    }
+    cv.notify_all();
+    worker.join();
+  }
+
+  void loop() {
+    std::unique_lock l(m);
+    for (;;) {
+      cv.wait(l, [&] { return stop || (active && ready > done); });
+      if (stop) return;
+      const int a = done, b = ready;
+      l.unlock();
+      try {
+        resizer->stream_rows(view, ow, oh, a, b);
+      } catch (...) {
+        l.lock();
+        if (!error) error = std::current_exception();
+        l.unlock();
+      }
+      l.lock();
+      done = b;
+      cv.notify_all();
+    }
+  }
+
+  void reset(Resizer* r) {
+    std::lock_guard l(m);
+    resizer = r;  // the Preprocessor may have moved since the last image
+    active = declined = false;
+    ready = done = 0;
+    error = nullptr;
+  }
+
+  // Waits until the worker has every published row; returns whether it streamed.
+  bool finish() {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return !active || done == ready; });
+    const bool streamed = active;
+    active = false;
+    if (error) std::rethrow_exception(error);
+    return streamed;
+  }
+};
+
+void Preprocessor::StreamDeleter::operator()(Stream* s) const { delete s; }
+
 Preprocessor::Preprocessor(Preset p, int threads) : preset_(std::move(p)), resizer_([&] {
   ResizeSpec s = preset_.resize;
   s.threads = threads;
   return s;
 }()) {
   decode_.format = PixelFormat::RGB;
+  threads_ = threads <= 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads;
+}
+
+Preprocessor::~Preprocessor() = default;
+
+std::pair<int, int> Preprocessor::resize_target(int w, int h) const {
+  if (preset_.resize_shorter <= 0) return {preset_.size, preset_.size};
+  // torchvision Resize(int): shorter side to N, the other int(N * long / short); then CenterCrop.
+  const long long n = preset_.resize_shorter;
+  if (w <= h) return {static_cast<int>(n), static_cast<int>(n * h / w)};
+  return {static_cast<int>(n * w / h), static_cast<int>(n)};
 }
 
 std::vector<std::size_t> Preprocessor::tensor_shape() const {
@@ -62,41 +142,26 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 }  // namespace
 
-void Preprocessor::run(const ImageView<std::uint8_t>& rgb, float* out) {
+void Preprocessor::run(const ImageView<std::uint8_t>& rgb, float* out) { finish(rgb, false, out); }
+
+// Resize (or its vertical pass, when the horizontal one streamed during the
+// decode), crop, normalize.
+void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, bool streamed, float* out) {
   const auto t0 = Clock::now();
   const int S = preset_.size;
+  const auto [w, h] = resize_target(rgb.width, rgb.height);
+  ImageView<std::uint8_t> src = rgb;
+  if (w != rgb.width || h != rgb.height) {  // Pillow (and load_img) skip a resize to the same size
+    if (streamed) resizer_.stream_finish(w, h, resized_);
+    else resizer_.run(rgb, w, h, resized_);
+    src = resized_.view();
+  }
   if (preset_.resize_shorter > 0) {
-    // torchvision Resize(int): shorter side to N, the other int(N * long / short); then CenterCrop.
-    const int n = preset_.resize_shorter;
-    int w, h;
-    if (rgb.width <= rgb.height) {
-      w = n;
-      h = static_cast<int>(static_cast<long long>(n) * rgb.height / rgb.width);
-    } else {
-      h = n;
-      w = static_cast<int>(static_cast<long long>(n) * rgb.width / rgb.height);
-    }
-    if (w == rgb.width && h == rgb.height) {
-      resized_.reshape(w, h, 3);
-      for (int y = 0; y < h; ++y) std::memcpy(resized_.row(y), rgb.row(y), static_cast<std::size_t>(w) * 3);
-    } else {
-      resizer_.run(rgb, w, h, resized_);
-    }
     if (w < S || h < S) throw Error(ErrorKind::InvalidArgument, "preset: image smaller than the crop");
     // Python's round() rounds half to even, as std::nearbyint does by default.
     const int top = static_cast<int>(std::nearbyint((h - S) / 2.0));
     const int left = static_cast<int>(std::nearbyint((w - S) / 2.0));
-    const ImageView<std::uint8_t> crop{resized_.row(top) + left * 3, S, S, 3, static_cast<std::ptrdiff_t>(w) * 3};
-    timings_.resize_ms = ms_since(t0);
-    const auto t1 = Clock::now();
-    normalize_to_tensor(crop, preset_, out);
-    timings_.normalize_ms = ms_since(t1);
-    return;
-  }
-  ImageView<std::uint8_t> src = rgb;
-  if (rgb.width != S || rgb.height != S) {  // Pillow (and load_img) skip a resize to the same size
-    resizer_.run(rgb, S, S, resized_);
-    src = resized_.view();
+    src = ImageView<std::uint8_t>{src.row(top) + left * 3, S, S, 3, src.stride};
   }
   timings_.resize_ms = ms_since(t0);
   const auto t1 = Clock::now();
@@ -112,9 +177,48 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
     const int target = preset_.resize_shorter > 0 ? preset_.resize_shorter : preset_.size;
     opt.target_width = opt.target_height = target;
   }
-  decode_memory(data, size, opt, decoded_, name);
+  // Overlap the horizontal resize pass with the decode on large images when
+  // a second thread is allowed (below ~0.25 MP waking it costs what it saves).
+  if (threads_ >= 2 && !opt.apply_exif_orientation) {
+    if (!stream_) stream_.reset(new Stream(&resizer_));
+    stream_->reset(&resizer_);
+    Stream* st = stream_.get();
+    opt.on_rows = [this, st](const ImageU8& img, int rows) {
+      {
+        std::lock_guard l(st->m);
+        if (!st->active && !st->declined) {
+          const auto [w, h] = resize_target(img.width(), img.height());
+          st->declined = static_cast<long long>(img.width()) * img.height() < 512 * 512 ||
+                         (w == img.width() && h == img.height()) || !resizer_.can_stream(img.width(), img.height(), w, h, 3);
+          if (!st->declined) {
+            st->active = true;
+            st->view = img.view();
+            st->ow = w;
+            st->oh = h;
+          }
+        }
+        // Hand over in steps of 64 rows: each hand-over may wake the worker (a futex call).
+        if (!st->active || (rows - st->ready < 64 && rows != img.height())) return;
+        st->ready = rows;
+      }
+      st->cv.notify_all();
+    };
+  }
+  bool streamed = false;
+  try {
+    decode_memory(data, size, opt, decoded_, name);
+  } catch (...) {
+    if (stream_) {
+      try {
+        stream_->finish();
+      } catch (...) {  // the decode's error is the one to report
+      }
+    }
+    throw;
+  }
+  if (opt.on_rows) streamed = stream_->finish();
   timings_.decode_ms = ms_since(t0);
-  run(decoded_.view(), out);
+  finish(decoded_.view(), streamed, out);
 }
 
 void Preprocessor::run_file(const std::string& path, float* out) {

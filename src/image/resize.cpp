@@ -351,6 +351,41 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageU8& ou
   }
 }
 
+bool Resizer::can_stream(int iw, int ih, int ow, int oh, int c) {
+  if (iw <= 0 || ih <= 0 || ow <= 0 || oh <= 0 || (c != 1 && c != 3)) return false;
+  const ResizePlan& p = impl_->plan_for(iw, ih, ow, oh, c, true);
+  return p.arith == Arith::PilFixed && !p.pil_vertical_first && !p.pil_premultiply && !p.skip_x && !p.skip_y;
+}
+
+void Resizer::stream_rows(const ImageView<std::uint8_t>& in, int ow, int oh, int y0, int y1) {
+  Impl& m = *impl_;
+  const ResizePlan& p = m.plan_for(in.width, in.height, ow, oh, in.channels, true);
+  const auto needed = Impl::rows_needed(p, in.height);
+  const std::size_t trow = static_cast<std::size_t>(ow) * in.channels;
+  m.tmp_u8.resize(static_cast<std::size_t>(needed.second - needed.first) * trow);
+  for (int y = std::max(y0, needed.first); y < std::min(y1, needed.second); ++y)
+    detail::pil_horizontal_u8(in.row(y), m.tmp_u8.data() + static_cast<std::size_t>(y - needed.first) * trow, in.channels, p.x);
+}
+
+void Resizer::stream_finish(int ow, int oh, ImageU8& out) {
+  Impl& m = *impl_;
+  if (!m.has_plan) throw Error(ErrorKind::Internal, "resize: stream_finish without stream_rows");
+  const ResizePlan& p = m.plan;
+  const int C = m.key.c, lo = Impl::rows_needed(p, m.key.ih).first, mt = p.y.max_taps;
+  const std::size_t trow = static_cast<std::size_t>(ow) * C;
+  out.reshape(ow, oh, C);
+  const std::uint8_t* base = m.tmp_u8.data();
+  const int threads = effective_threads(m.spec, out.size() * static_cast<std::size_t>(mt));
+  detail::parallel_for(oh, threads, [&](int y0, int y1) {
+    thread_local std::vector<const std::uint8_t*> rows;
+    rows.resize(static_cast<std::size_t>(mt));
+    for (int y = y0; y < y1; ++y) {
+      for (int k = 0; k < mt; ++k) rows[static_cast<std::size_t>(k)] = base + static_cast<std::size_t>(p.y.start[y] + k - lo) * trow;
+      detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * mt], mt, out.row(y), trow);
+    }
+  });
+}
+
 void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& out) {
   check_input(in, ow, oh);
   Impl& m = *impl_;

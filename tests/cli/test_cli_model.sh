@@ -107,6 +107,15 @@ expect_fail "applies to built-in models" -- "$V" classify "$M" "$IMG" --weights 
 expect_fail "unknown\|cannot open" -- "$V" classify alexnet "$IMG"
 # Limits, each with an option.
 expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
+# Devices: the CPU always listed; asking for a backend or device that is not there is one clear line.
+"$V" devices >"$T/dev.txt" && grep -q '^cpu: compiled in' "$T/dev.txt" && grep -q '^cuda: ' "$T/dev.txt" && ok || bad "devices: $(cat "$T/dev.txt")"
+"$V" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["backend"] for b in j][:2]==["cpu","cuda"] and j[0]["devices"], j' && ok || bad "devices --json"
+if ! grep -q '^  cuda:0' "$T/dev.txt"; then
+  expect_fail "no CUDA" -- "$V" classify "$M" "$IMG" --device cuda
+  expect_fail "no CUDA" -- "$V" bench "$M" --forward-only --device cuda:1 --loops 2
+fi
+expect_fail "expected cpu, cuda or cuda:N" -- "$V" classify "$M" "$IMG" --device gpu
+expect_fail "expected cuda:N" -- "$V" bench "$M" --forward-only --device cuda:x
 expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-model-mb 1
 "$V" classify "$M" "$IMG" "$IMG" --max-pixels 1000 --json >"$T/lim.json" 2>"$T/lim.err"; rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/lim.err")" -eq 2 ] && grep -q "limit" "$T/lim.err" && ok || bad "--max-pixels: rc $rc $(cat "$T/lim.err")"
