@@ -1,39 +1,16 @@
 // Gemm and MatMul with a constant right operand -> oneDNN inner product
 // (weights packed once; alpha and beta folded into weights and bias at load).
 #include "cpu/cpu_op.hpp"
+#include "graph/op_params.hpp"
 
 namespace vinfer::cpu {
 
 void build_inner_product(BuildContext& ctx, const Node& n) {
-  const Graph& g = ctx.graph();
-  const Shape& as = g.value(n.inputs[0]).shape;
-  const TensorData* b = g.constant(n.inputs[1]);
-  if (!b) unsupported(n, "a non-constant right operand");
-  const bool gemm = n.op == "Gemm";
-  const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
-  // A transposed [K, 1] has the bytes of [1, K].
-  if (ta && as[1] != 1) unsupported(n, "transA with more than one row");
-  const std::int64_t K = ta ? as[0] : as.back();
-  const std::int64_t M = numel(as) / K;
-  const std::int64_t N = tb ? b->shape[0] : b->shape[1];
-  const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = gemm ? n.get_float("beta", 1.f) : 1.f;
-
-  // Weights as oneDNN's [N, K] ("oi"), scaled by alpha.
-  std::vector<float> w(static_cast<std::size_t>(N * K));
-  for (std::int64_t j = 0; j < N; ++j)
-    for (std::int64_t k = 0; k < K; ++k)
-      w[static_cast<std::size_t>(j * K + k)] = alpha * (tb ? b->f[static_cast<std::size_t>(j * K + k)] : b->f[static_cast<std::size_t>(k * N + j)]);
-  TensorData wt = TensorData::f32({N, K}, std::move(w));
-  TensorData bias;
-  const bool has_bias = gemm && n.inputs.size() > 2 && n.inputs[2] >= 0;
-  if (has_bias) {
-    const TensorData* c = g.constant(n.inputs[2]);
-    if (!c) unsupported(n, "a non-constant C");
-    if (c->numel() != N || (c->shape.size() == 2 && c->shape[0] != 1)) unsupported(n, "C that is not one row of " + std::to_string(N));
-    std::vector<float> bv(c->f);
-    for (float& v : bv) v *= beta;
-    bias = TensorData::f32({N}, std::move(bv));
-  }
+  const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
+  const std::int64_t M = dp.M, N = dp.N, K = dp.K;
+  const bool has_bias = !dp.bias.f.empty();
+  const TensorData& wt = dp.weights;
+  const TensorData& bias = dp.bias;
 
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
   src.md = plain_md({M, K});

@@ -30,8 +30,6 @@ Block aligned_block(std::size_t bytes) {
   return Block(p);
 }
 
-bool is_reshape(const std::string& op) { return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"; }
-
 class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, int threads, bool winograd)
@@ -42,16 +40,13 @@ class Program final : public BuildContext, public detail::Executor {
     if (g_.inputs.size() != 1 || g_.outputs.size() != 1)
       throw Error(ErrorKind::Unsupported, "the CPU backend runs graphs with one input and one output (this one has " +
                                               std::to_string(g_.inputs.size()) + " and " + std::to_string(g_.outputs.size()) + ")");
-    std::vector<std::string> producer(g_.values.size());
-    for (const Node& n : g_.nodes)
-      for (int v : n.outputs)
-        if (v >= 0) producer[static_cast<std::size_t>(v)] = n.op;
+    const std::vector<bool> reshaped = detail::reshape_products(g_);
     views_ = detail::plan_concat_views(
         g_,
         [&](int v) {
           const Value& val = g_.value(v);
           return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && val.shape[1] % channel_block() == 0 &&
-                 !is_reshape(producer[static_cast<std::size_t>(v)]);
+                 !reshaped[static_cast<std::size_t>(v)];
         },
         [&](int v) { return static_cast<std::int64_t>(blocked_md(g_.value(v).shape).get_size()); });
     info.concats_in_place = views_.count;
@@ -171,7 +166,7 @@ class Program final : public BuildContext, public detail::Executor {
     else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);
     else if (op == "Softmax") build_softmax(*this, n);
     else if (op == "vinfer.ScaleShift") build_scale_shift(*this, n);
-    else if (is_reshape(op)) build_reshape(*this, n);
+    else if (detail::is_reshape_op(op)) build_reshape(*this, n);
     else if (op == "Transpose") build_transpose(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
     else throw Error(ErrorKind::Unsupported, n.label() + ": not supported by the CPU backend (shape computations on runtime values?)");

@@ -48,8 +48,6 @@ void check(cublasStatus_t e, const char* what) {
   throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported by the CUDA backend");
 }
 
-bool is_reshape(const std::string& op) { return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"; }
-
 // Device memory owned by the program.
 struct DeviceBuffer {
   void* ptr = nullptr;
@@ -182,16 +180,12 @@ class Program final : public detail::Executor {
     VINFER_CU(cublasSetMathMode(h_.cublas, opt_.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
     h_.tf32 = opt_.allow_tf32;
 
-    std::vector<std::string> producer(g_.values.size());
-    for (const Node& n : g_.nodes)
-      for (int v : n.outputs)
-        if (v >= 0) producer[static_cast<std::size_t>(v)] = n.op;
+    const std::vector<bool> reshaped = detail::reshape_products(g_);
     views_ = detail::plan_concat_views(
         g_,
         [&](int v) {
           const Value& val = g_.value(v);
-          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 &&
-                 !is_reshape(producer[static_cast<std::size_t>(v)]);
+          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && !reshaped[static_cast<std::size_t>(v)];
         },
         [&](int v) { return bytes_of(v); });
     info.concats_in_place = views_.count;
@@ -337,7 +331,7 @@ class Program final : public detail::Executor {
     else if (op == "Gemm" || op == "MatMul") gemm(n);
     else if (op == "Softmax") softmax(n);
     else if (op == "Transpose") transpose(n);
-    else if (is_reshape(op) || op == "Identity" || op == "Dropout") alias(n.outputs[0], n.inputs[0]);
+    else if (detail::is_reshape_op(op) || op == "Identity" || op == "Dropout") alias(n.outputs[0], n.inputs[0]);
     else unsupported(n, "operator " + op);
   }
 
@@ -597,27 +591,11 @@ class Program final : public detail::Executor {
   }
 
   void gemm(const Node& n) {
-    const Shape& as = g_.value(n.inputs[0]).shape;
-    const TensorData* bt = g_.constant(n.inputs[1]);
-    if (!bt) unsupported(n, "a non-constant right operand");
-    const bool is_gemm = n.op == "Gemm";
-    const bool ta = is_gemm && n.get_int("transA", 0) != 0, tb = is_gemm && n.get_int("transB", 0) != 0;
-    if (ta && as[1] != 1) unsupported(n, "transA with more than one row");
-    const std::int64_t K = ta ? as[0] : as.back(), M = numel(as) / K, N = tb ? bt->shape[0] : bt->shape[1];
-    const float alpha = is_gemm ? n.get_float("alpha", 1.f) : 1.f, beta = is_gemm ? n.get_float("beta", 1.f) : 1.f;
-    std::vector<float> w(static_cast<std::size_t>(N * K));  // [N, K], alpha folded in
-    for (std::int64_t j = 0; j < N; ++j)
-      for (std::int64_t q = 0; q < K; ++q)
-        w[static_cast<std::size_t>(j * K + q)] = alpha * (tb ? bt->f[static_cast<std::size_t>(j * K + q)] : bt->f[static_cast<std::size_t>(q * N + j)]);
+    const detail::DenseParams d = detail::dense_params(g_, n);
+    const std::int64_t M = d.M, N = d.N, K = d.K;
     std::shared_ptr<DeviceBuffer> bias;
-    if (is_gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
-      const TensorData* c = g_.constant(n.inputs[2]);
-      if (!c || c->numel() != N) unsupported(n, "C that is not one constant row of " + std::to_string(N));
-      std::vector<float> bv(c->f);
-      for (float& v : bv) v *= beta;
-      bias = std::make_shared<DeviceBuffer>(upload(bv));
-    }
-    auto wd = std::make_shared<DeviceBuffer>(upload(w));
+    if (!d.bias.f.empty()) bias = std::make_shared<DeviceBuffer>(upload(d.bias.f));
+    auto wd = std::make_shared<DeviceBuffer>(upload(d.weights.f));
     auto op = std::make_unique<KernelOp>();
     auto args = std::make_shared<std::array<float*, 3>>();
     bind(*op, n.inputs[0], &(*args)[0]);

@@ -103,4 +103,37 @@ int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank) {
   return static_cast<int>(axis < 0 ? axis + r : axis);
 }
 
+DenseParams dense_params(const Graph& g, const Node& n) {
+  auto unsupported = [&](const std::string& what) {
+    throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported");
+  };
+  const Shape& as = g.value(n.inputs[0]).shape;
+  const TensorData* b = g.constant(n.inputs[1]);
+  if (!b) unsupported("a non-constant right operand");
+  const bool gemm = n.op == "Gemm";
+  const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
+  // A transposed [K, 1] has the bytes of [1, K].
+  if (ta && as[1] != 1) unsupported("transA with more than one row");
+  DenseParams d;
+  d.K = ta ? as[0] : as.back();
+  d.M = numel(as) / d.K;
+  d.N = tb ? b->shape[0] : b->shape[1];
+  const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = gemm ? n.get_float("beta", 1.f) : 1.f;
+  std::vector<float> w(static_cast<std::size_t>(d.N * d.K));
+  for (std::int64_t j = 0; j < d.N; ++j)
+    for (std::int64_t k = 0; k < d.K; ++k)
+      w[static_cast<std::size_t>(j * d.K + k)] =
+          alpha * (tb ? b->f[static_cast<std::size_t>(j * d.K + k)] : b->f[static_cast<std::size_t>(k * d.N + j)]);
+  d.weights = TensorData::f32({d.N, d.K}, std::move(w));
+  if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const TensorData* c = g.constant(n.inputs[2]);
+    if (!c) unsupported("a non-constant C");
+    if (c->numel() != d.N || (c->shape.size() == 2 && c->shape[0] != 1)) unsupported("C that is not one row of " + std::to_string(d.N));
+    std::vector<float> bv(c->f);
+    for (float& v : bv) v *= beta;
+    d.bias = TensorData::f32({d.N}, std::move(bv));
+  }
+  return d;
+}
+
 }  // namespace vinfer::detail

@@ -25,6 +25,17 @@ struct WindowParams {
 WindowParams conv_params(const Node& n, const Shape& x, const Shape& w);
 WindowParams pool_params(const Node& n, const Shape& x);
 
+// Gemm / MatMul with a constant right operand, as backends run it:
+// Y[M, N] = A[M, K] x W[N, K]^T + bias, alpha folded into W and beta into bias.
+// Throws Unsupported (naming the node) for what backends do not take: a
+// runtime right operand, transA with more than one row, C that is not one row.
+struct DenseParams {
+  std::int64_t M = 0, N = 0, K = 0;
+  TensorData weights;  // [N, K]
+  TensorData bias;     // [N], empty when there is none
+};
+DenseParams dense_params(const Graph& g, const Node& n);
+
 // Broadcast shape per ONNX (numpy) rules; throws BadInput naming the node.
 Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
 

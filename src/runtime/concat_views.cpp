@@ -73,4 +73,16 @@ ConcatViews plan_concat_views(const Graph& g, const std::function<bool(int)>& sl
   return cv;
 }
 
+bool is_reshape_op(const std::string& op) {
+  return op == "Flatten" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+std::vector<bool> reshape_products(const Graph& g) {
+  std::vector<bool> r(g.values.size(), false);
+  for (const Node& n : g.nodes)
+    for (int v : n.outputs)
+      if (v >= 0) r[static_cast<std::size_t>(v)] = is_reshape_op(n.op);
+  return r;
+}
+
 }  // namespace vinfer::detail

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "vinfer/graph.hpp"
@@ -18,6 +19,11 @@ struct ConcatViews {
   std::vector<bool> node_is_view;      // per node: a Concat that needs no kernel
   int count = 0;                       // Concats made free
 };
+
+// Flatten, Reshape, Squeeze, Unsqueeze: backends run them as aliases of their input's storage.
+bool is_reshape_op(const std::string& op);
+// Per value: produced by such an op (an alias, which cannot also live inside a concatenation).
+std::vector<bool> reshape_products(const Graph& g);
 
 // `sliceable(v)`: the backend stores v so that a channel range of it is one
 // contiguous block (batch 1 and a compatible layout). `bytes(v)`: its size there.

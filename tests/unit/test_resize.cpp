@@ -33,6 +33,21 @@ std::vector<Mode> all_modes() {
   return m;
 }
 
+ResizeSpec spec_of(const Mode& m, int threads) {
+  ResizeSpec s;
+  s.compat = m.compat;
+  s.filter = m.filter;
+  s.antialias = m.antialias;
+  s.align_corners = m.align;
+  s.threads = threads;
+  return s;
+}
+
+std::string describe(const Mode& m) {
+  return std::string(to_string(m.compat)) + " " + std::string(to_string(m.filter)) + (m.antialias ? " aa" : "") +
+         (m.align ? " ac" : "");
+}
+
 TEST(Resize, FastMatchesReferenceEverywhere) {
   const std::pair<int, int> sizes[] = {{1, 1}, {7, 5}, {33, 17}, {64, 64}, {150, 41}, {301, 299}, {1000, 3}};
   for (int c : {1, 3, 4}) {
@@ -40,18 +55,12 @@ TEST(Resize, FastMatchesReferenceEverywhere) {
     ImageF32 srcf(97, 61, c);
     for (std::size_t i = 0; i < src.size(); ++i) srcf.data()[i] = src.data()[i];
     for (const Mode& m : all_modes()) {
-      ResizeSpec s;
-      s.compat = m.compat;
-      s.filter = m.filter;
-      s.antialias = m.antialias;
-      s.align_corners = m.align;
       for (int threads : {1, 2}) {
-        s.threads = threads;
+        const ResizeSpec s = spec_of(m, threads);
         Resizer r(s);
         for (auto [w, h] : sizes) {
-          SCOPED_TRACE(std::string(to_string(m.compat)) + " " + std::string(to_string(m.filter)) +
-                       (m.antialias ? " aa" : "") + (m.align ? " ac" : "") + " c=" + std::to_string(c) + " " +
-                       std::to_string(w) + "x" + std::to_string(h) + " t=" + std::to_string(threads));
+          SCOPED_TRACE(describe(m) + " c=" + std::to_string(c) + " " + std::to_string(w) + "x" + std::to_string(h) +
+                       " t=" + std::to_string(threads));
           ImageU8 fast, ref;
           r.run(src.view(), w, h, fast);
           resize_reference(src.view(), w, h, s, ref);
@@ -75,15 +84,9 @@ TEST(Resize, FastMatchesReferenceEverywhere) {
 TEST(Resize, SeedGeometryMatchesReference) {
   const ImageU8 src = random_image(1411, 1411, 1, 11);
   for (const Mode& m : all_modes()) {
-    ResizeSpec s;
-    s.compat = m.compat;
-    s.filter = m.filter;
-    s.antialias = m.antialias;
-    s.align_corners = m.align;
-    s.threads = 2;
+    const ResizeSpec s = spec_of(m, 2);
     for (auto [w, h] : {std::pair{470, 470}, std::pair{353, 300}, std::pair{705, 1000}}) {
-      SCOPED_TRACE(std::string(to_string(m.compat)) + " " + std::string(to_string(m.filter)) + (m.antialias ? " aa" : "") +
-                   (m.align ? " ac" : "") + " " + std::to_string(w) + "x" + std::to_string(h));
+      SCOPED_TRACE(describe(m) + " " + std::to_string(w) + "x" + std::to_string(h));
       Resizer r(s);
       ImageU8 fast, ref;
       r.run(src.view(), w, h, fast);
