@@ -22,6 +22,16 @@ struct MachineInfo {
 };
 MachineInfo machine_info();
 
+// The FP32 peak in GFLOP/s (2 per multiply-add) that `threads` threads of
+// register-only FMAs reach, with the widest FMA the CPU has: the ceiling
+// per-layer figures are compared with. About 0.2 s. gflops is 0 without FMA.
+struct PeakFlops {
+  double gflops = 0;
+  int threads = 0;
+  std::string isa;
+};
+PeakFlops measure_fp32_peak(int threads);
+
 std::string version();
 
 }  // namespace vinfer

@@ -107,6 +107,9 @@ expect_fail "applies to built-in models" -- "$V" classify "$M" "$IMG" --weights 
 expect_fail "unknown\|cannot open" -- "$V" classify alexnet "$IMG"
 # Limits, each with an option.
 expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
+# profile: per-layer table with the machine's measured FP32 peak and each layer's share of it.
+"$V" profile "$M" --threads 1 --runs 1 >"$T/prof.txt" 2>&1 && grep -q 'FP32 peak here: [0-9.]* GFLOP/s' "$T/prof.txt" &&
+  grep -q '%peak' "$T/prof.txt" && grep -q '% of peak' "$T/prof.txt" && ok || bad "profile: $(head -c 600 "$T/prof.txt")"
 # Devices: the CPU always listed; asking for a backend or device that is not there is one clear line.
 "$V" devices >"$T/dev.txt" && grep -q '^cpu: compiled in' "$T/dev.txt" && grep -q '^cuda: ' "$T/dev.txt" && ok || bad "devices: $(cat "$T/dev.txt")"
 "$V" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["backend"] for b in j][:2]==["cpu","cuda"] and j[0]["devices"], j' && ok || bad "devices --json"

@@ -334,6 +334,9 @@ struct InfoCmd {
     if (!profile) return kExitOk;
     std::vector<float> x = fixed_input(model.input_size()), y(model.output_size());
     model.run(x.data(), y.data());
+    // The ceiling, measured before and after the layers (the best of both:
+    // a shared host can steal either), CPU only.
+    PeakFlops peak = m.device == "cpu" ? measure_fp32_peak(model.threads()) : PeakFlops{};
     std::vector<LayerProfile> best;
     for (int r = 0; r < runs; ++r) {  // per layer, the fastest of `runs`
       std::vector<LayerProfile> p = model.profile(x.data(), y.data());
@@ -342,11 +345,19 @@ struct InfoCmd {
     }
     double total = 0, flops = 0;
     for (const LayerProfile& l : best) total += l.ms, flops += l.flops;
-    std::printf("\n%8s %6s %8s  %-44s %s\n", "ms", "share", "GFLOP/s", "layer", "implementation");
-    for (const LayerProfile& l : best)
-      std::printf("%8.3f %5.1f%% %8.1f  %-44.44s %s\n", l.ms, 100 * l.ms / total, l.flops > 0 ? l.flops / (l.ms * 1e6) : 0.0,
+    if (peak.gflops > 0) peak.gflops = std::max(peak.gflops, measure_fp32_peak(model.threads()).gflops);
+    // Winograd layers count direct-convolution FLOPs, so they can pass 100 %.
+    if (peak.gflops > 0)
+      std::printf("\n  FP32 peak here: %.1f GFLOP/s (%s, %d threads, register-only loop; %%peak below is against it)\n", peak.gflops,
+                  peak.isa.c_str(), peak.threads);
+    std::printf("\n%8s %6s %8s %6s  %-44s %s\n", "ms", "share", "GFLOP/s", "%peak", "layer", "implementation");
+    for (const LayerProfile& l : best) {
+      const double g = l.flops > 0 ? l.flops / (l.ms * 1e6) : 0.0;
+      std::printf("%8.3f %5.1f%% %8.1f %5.0f%%  %-44.44s %s\n", l.ms, 100 * l.ms / total, g, peak.gflops > 0 ? 100 * g / peak.gflops : 0.0,
                   l.name.c_str(), l.impl.c_str());
-    std::printf("%8.3f total, %.2f GFLOP, %.1f GFLOP/s overall (%d threads)\n", total, flops / 1e9, flops / (total * 1e6), model.threads());
+    }
+    std::printf("%8.3f total, %.2f GFLOP, %.1f GFLOP/s overall (%d threads)%s\n", total, flops / 1e9, flops / (total * 1e6), model.threads(),
+                peak.gflops > 0 ? (", " + std::to_string(static_cast<int>(100 * flops / (total * 1e6) / peak.gflops + 0.5)) + " % of peak").c_str() : "");
     return kExitOk;
   }
 };
@@ -410,6 +421,14 @@ void add_info(CLI::App& app, Handler& run) {
   c->m.add_to(app);
   app.add_flag("--profile", c->profile, "Also time every kernel (fastest of --runs)");
   app.add_option("--runs", c->runs, "Profile runs")->check(CLI::Range(1, 1000));
+  run = [c] { return c->run(); };
+}
+
+void add_profile(CLI::App& app, Handler& run) {
+  auto c = std::make_shared<InfoCmd>();
+  c->profile = true;
+  c->m.add_to(app);
+  app.add_option("--runs", c->runs, "Runs (per layer, the fastest counts)")->check(CLI::Range(1, 1000));
   run = [c] { return c->run(); };
 }
 

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add("classify", "Classify images with a network (top-k ImageNet labels)", add_classify);
   add("bench", "Time a network's forward pass", add_bench);
   add("info", "What loading a network did (passes, memory), optionally per-layer times", add_info);
+  add("profile", "Per-layer time, GFLOP/s and share of the machine's FP32 peak (info --profile)", add_profile);
   add("devices", "The backends this build has and the devices they find", add_devices);
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
