@@ -129,12 +129,21 @@ class ConvOp final : public Op {
     cudnnDestroyActivationDescriptor(ad);
   }
 
+  k::PostOps all_post;  // the node's post-ops, for falling back from the fused call
+
   void launch(const Handles& h) override {
     const float one = 1.f, zero = 0.f, alpha2 = z ? 1.f : 0.f;
     if (fused) {
-      VINFER_CU(cudnnConvolutionBiasActivationForward(h.cudnn, &one, xd, x, wd, w.f(), cd, algo, workspace, workspace_bytes,
-                                                      &alpha2, yd, z ? z : y, bd, b.f(), ad, yd, y));
-      return;
+      const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(h.cudnn, &one, xd, x, wd, w.f(), cd, algo, workspace,
+                                                                     workspace_bytes, &alpha2, yd, z ? z : y, bd, b.f(), ad, yd, y);
+      if (st == CUDNN_STATUS_SUCCESS) return;
+      // Some algorithms refuse the fused call (seen in cuDNN's notes for identity
+      // activations); the first (uncaptured) run finds out, and the op falls back
+      // to a plain convolution plus the epilogue kernel from then on.
+      if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM) check(st, "cudnnConvolutionBiasActivationForward");
+      fused = false;
+      epilogue = all_post;
+      impl += " (fused call refused: unfused)";
     }
     VINFER_CU(cudnnConvolutionForward(h.cudnn, &one, xd, x, wd, w.f(), cd, algo, workspace, workspace_bytes, &zero, yd, y));
     if (has_bias || epilogue.count > 0)
@@ -178,6 +187,9 @@ class Program final : public detail::Executor {
     VINFER_CU(cublasCreate(&h_.cublas));
     VINFER_CU(cublasSetStream(h_.cublas, h_.stream));
     VINFER_CU(cublasSetMathMode(h_.cublas, opt_.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    // A workspace of our own, so that cuBLAS allocates nothing while the graph is captured.
+    cublas_workspace_ = DeviceBuffer(std::size_t{8} << 20);
+    VINFER_CU(cublasSetWorkspace(h_.cublas, cublas_workspace_.ptr, std::size_t{8} << 20));
     h_.tf32 = opt_.allow_tf32;
 
     const std::vector<bool> reshaped = detail::reshape_products(g_);
@@ -211,6 +223,7 @@ class Program final : public detail::Executor {
     // One plain pass first (cuDNN and cuBLAS may set up lazily), then capture.
     enqueue(true);
     VINFER_CU(cudaStreamSynchronize(h_.stream));
+    VINFER_CU(cudaGetLastError());  // a kernel that failed to launch
     const char* env = std::getenv("VINFER_CUDA_GRAPH");
     if (!(env && std::strcmp(env, "0") == 0)) {
       VINFER_CU(cudaStreamBeginCapture(h_.stream, cudaStreamCaptureModeThreadLocal));
@@ -233,6 +246,7 @@ class Program final : public detail::Executor {
     if (exec_) VINFER_CU(cudaGraphLaunch(exec_, h_.stream));
     else enqueue(true);
     VINFER_CU(cudaStreamSynchronize(h_.stream));
+    if (!exec_) VINFER_CU(cudaGetLastError());
     std::memcpy(output, pinned_out_, out_bytes_);
   }
 
@@ -404,7 +418,8 @@ class Program final : public detail::Executor {
         if (sum_value >= 0) unsupported(n, "two fused additions");
         sum_value = o.sum_input;
       }
-    if (!op->fused) op->epilogue = post_ops(n);
+    op->all_post = post_ops(n);
+    if (!op->fused) op->epilogue = op->all_post;
     op->name = n.label();
     op->impl = std::string("cudnn:algo") + std::to_string(static_cast<int>(op->algo)) + (op->fused ? "+bias+relu" : "");
     op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w->numel() / w->shape[0]);
@@ -691,7 +706,7 @@ class Program final : public detail::Executor {
   std::vector<ConvOp*> workspace_users_;
   std::size_t workspace_bytes_ = 0;
   detail::MemoryPlan plan_;
-  DeviceBuffer arena_, workspace_;
+  DeviceBuffer arena_, workspace_, cublas_workspace_;
   int in_buf_ = -1, out_buf_ = -1;
   std::size_t in_bytes_ = 0, out_bytes_ = 0;
   void *pinned_in_ = nullptr, *pinned_out_ = nullptr;
