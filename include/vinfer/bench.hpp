@@ -11,6 +11,7 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vinfer/engine.hpp"
@@ -26,6 +27,9 @@ struct IterationTimes {
   std::array<double, kStages> stage_ms{};
   double total_ms = 0;  // wall time of the iteration (pipeline: from this image's read to its top-k)
   int image = 0;        // index into the image list
+  // Parts of the infer stage the backend timed on the device (CUDA: upload,
+  // compute, download, by CUDA events); empty on the CPU.
+  std::vector<std::pair<std::string, double>> device_ms;
 };
 
 struct ScenarioOptions {

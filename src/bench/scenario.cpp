@@ -29,6 +29,7 @@ void infer_stages(Model& model, const float* tensor, std::vector<float>& logits,
   auto t = Clock::now();
   model.run(tensor, logits.data());
   it.stage_ms[kInfer] = ms_since(t);
+  it.device_ms = model.last_run_stages();
   t = Clock::now();
   // Top-k of the logits: softmax is monotonic, so the classes are the same; the
   // probabilities of those k are what a caller prints.
