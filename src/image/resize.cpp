@@ -1,6 +1,7 @@
 // Fast resize: the same plans as resize_ref.cpp, applied row by row with
 // SIMD kernels, reusable scratch and rows split across threads.
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <vector>
 
@@ -38,9 +39,10 @@ struct PlanKey {
 // vertical pass. One fork/join per image and the scratch stays in cache,
 // where two whole-image passes through a large intermediate did not.
 // src(y, k): source row of tap k of output row y; horiz(r, R* dst); vert(y, const R* const* rows).
+// horiz2 (may be null): two rows at once, where the kernel shares work between them.
 template <typename R, typename Src, typename Horiz, typename Vert>
 void separable_banded(int oh, int threads, int m, std::size_t trow, const Src& src, const Horiz& horiz,
-                      const Vert& vert) {
+                      const Vert& vert, const std::function<void(int, R*, int, R*)>& horiz2 = nullptr) {
   detail::parallel_for(oh, threads, [&](int y0, int y1) {
     thread_local std::vector<R> ring;
     thread_local std::vector<int> key;
@@ -52,7 +54,18 @@ void separable_banded(int oh, int threads, int m, std::size_t trow, const Src& s
       for (int k = 0; k < m; ++k) {
         const int r = src(y, k), slot = r % m;
         R* row = ring.data() + static_cast<std::size_t>(slot) * trow;
-        if (key[slot] != r) horiz(r, row), key[slot] = r;
+        if (key[slot] != r) {
+          // The window's next row, if also new, goes with it: a window's rows
+          // have distinct slots, so filling that one early is safe.
+          const int r2 = k + 1 < m ? src(y, k + 1) : -1, slot2 = r2 >= 0 ? r2 % m : 0;
+          if (horiz2 && r2 >= 0 && r2 != r && key[slot2] != r2) {
+            horiz2(r, row, r2, ring.data() + static_cast<std::size_t>(slot2) * trow);
+            key[slot2] = r2;
+          } else {
+            horiz(r, row);
+          }
+          key[slot] = r;
+        }
         rows[k] = row;
       }
       vert(y, rows.data());
@@ -149,6 +162,9 @@ struct Resizer::Impl {
           [&](int y, const std::uint8_t* const* rows) {
             detail::pil_vertical_u8(rows, &p.y.fixed[static_cast<std::size_t>(y) * m], m, out.row(y), trow);
             if (p.pil_premultiply) detail::pil_unpremultiply_row(out.row(y), ow);
+          },
+          [&](int r, std::uint8_t* d, int r2, std::uint8_t* d2) {
+            detail::pil_horizontal_u8_2rows(in.row(r), in.row(r2), d, d2, C, p.x);
           });
       return;
     }

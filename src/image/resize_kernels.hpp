@@ -15,6 +15,11 @@ void pil_vertical_u8(const std::uint8_t* const* rows, const std::int32_t* w, int
 // out[i] = sum_k w[k] * rows[k][i] in float, k ascending (float vertical pass).
 void float_vertical_f32(const float* const* rows, const float* w, int taps, float* out, std::size_t n);
 
+// Pillow's horizontal pass on two rows (RGB: the weights loaded once for
+// both where the CPU allows; otherwise two calls of pil_horizontal_u8).
+void pil_horizontal_u8_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0, std::uint8_t* out1,
+                             int channels, const AxisTaps& t);
+
 // out[i] = round_u8(in[i]) for finite in (vectorised).
 void round_row_u8(const float* in, std::uint8_t* out, std::size_t n);
 
@@ -42,6 +47,16 @@ void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int chann
 bool has_avx2();
 void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
+// AVX-512 BW + VBMI (resize_kernels_avx512.cpp): Pillow's RGB horizontal
+// pass for the first safe_end outputs (AxisTaps::split3_safe64_end); returns
+// how many it wrote. Call only when has_avx512vbmi().
+bool has_avx512vbmi();
+int pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int16_t* whi,
+                                const std::int16_t* wlo, int groups, int safe_end);
+// The same for two rows at once (the weights loaded once for both).
+int pil_horizontal_u8_c3_avx512_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0,
+                                      std::uint8_t* out1, const int* start, const std::int16_t* whi,
+                                      const std::int16_t* wlo, int groups, int safe_end);
 // The first 8 * blocks outputs with <= 8 taps (AxisTaps::split8_*).
 void pil_horizontal_u8_c1_8tap_avx2(const std::uint8_t* in, std::uint8_t* out, const int* start,
                                     const std::int16_t* whi, const std::int16_t* wlo, int blocks);

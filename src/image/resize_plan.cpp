@@ -164,6 +164,7 @@ AxisTaps pil_taps(int in, int out, Filter f) {
       }
     // The last group's 16-byte load starts at pixel start + 4 * (groups - 1).
     t.split3_safe_end = leading_within(t.start, 3, 12 * (t.split3_groups - 1) + 16, in * 3);
+    t.split3_safe64_end = leading_within(t.start, 3, 24 * ((t.split3_groups + 1) / 2 - 1) + 64, in * 3);
   }
   return t;
 }

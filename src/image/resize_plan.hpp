@@ -54,6 +54,7 @@ struct AxisTaps {
   // as [w0 w1 w0 w1 w0 w1 0 0 | w2 w3 w2 w3 w2 w3 0 0] (see the RGB kernel).
   std::vector<std::int16_t> split3_hi, split3_lo;
   int split3_groups = 0, split3_safe_end = 0;
+  int split3_safe64_end = 0;  // outputs whose 64-byte loads (AVX-512 kernel) stay in the row
   // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
   // even when both clamp to the same edge row (its vertical rounding is per tap).
   std::vector<int> pair_index;           // 2 per output
