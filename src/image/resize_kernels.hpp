@@ -47,16 +47,17 @@ void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int chann
 bool has_avx2();
 void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
-// AVX-512 BW + VBMI (resize_kernels_avx512.cpp): Pillow's RGB horizontal
-// pass for the first safe_end outputs (AxisTaps::split3_safe64_end); returns
-// how many it wrote. Call only when has_avx512vbmi().
-bool has_avx512vbmi();
-int pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int16_t* whi,
-                                const std::int16_t* wlo, int groups, int safe_end);
+// AVX-512 BW + VBMI + VNNI (resize_kernels_avx512.cpp): Pillow's RGB
+// horizontal pass over a whole row of in_w pixels with the byte-digit
+// weights of AxisTaps::digits3 (regs: 1 or 2; ndigits: 3 or 4). Call only
+// when has_avx512vnni().
+bool has_avx512vnni();
+void pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int8_t* digits,
+                                 int regs, int ndigits, int out_w, int in_w);
 // The same for two rows at once (the weights loaded once for both).
-int pil_horizontal_u8_c3_avx512_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0,
-                                      std::uint8_t* out1, const int* start, const std::int16_t* whi,
-                                      const std::int16_t* wlo, int groups, int safe_end);
+void pil_horizontal_u8_c3_avx512_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0,
+                                       std::uint8_t* out1, const int* start, const std::int8_t* digits, int regs,
+                                       int ndigits, int out_w, int in_w);
 // The first 8 * blocks outputs with <= 8 taps (AxisTaps::split8_*).
 void pil_horizontal_u8_c1_8tap_avx2(const std::uint8_t* in, std::uint8_t* out, const int* start,
                                     const std::int16_t* whi, const std::int16_t* wlo, int blocks);

@@ -1,8 +1,11 @@
-// AVX-512 (BW + VBMI) version of Pillow's horizontal pass on RGB rows: one
-// 64-byte load and one byte permutation (vpermb, zeroing the high bytes)
-// give eight taps of all three channels as 16-bit pairs, where AVX2 needs a
-// load and a shuffle per four taps. Bit-exact like the AVX2 kernel (same
-// split weights, same sums). Compiled with -mavx512f -mavx512bw -mavx512vbmi
+// AVX-512 (BW + VBMI + VNNI) version of Pillow's horizontal pass on RGB rows.
+// Each 22-bit weight is split into D signed bytes (base-128 digits, the
+// lower ones in [0, 127]; D = 3 when |w| < 2^21, else 4), so that vpdpbusd
+// multiplies four u8 pixels by four weight digits and adds them into a
+// 32-bit lane in one instruction: D of them cover 16 taps of all three
+// channels, where the 16-bit split (hi * 2^11 + lo) needs two multiply-adds
+// and two adds per 8 taps. The sums are the same integers as Pillow's, so the result is
+// bit-exact. Compiled with -mavx512f -mavx512bw -mavx512vbmi -mavx512vnni
 // for this file only; called after a runtime check.
 #include <immintrin.h>
 
@@ -10,56 +13,58 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "image/pixel_ops.hpp"
 #include "image/resize_kernels.hpp"
 
 namespace vinfer::detail {
 
-bool has_avx512vbmi() {
+bool has_avx512vnni() {
   // VINFER_IMAGE_ISA=avx2 keeps the image kernels on AVX2 (to compare, or to test that path here).
   static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vbmi") &&
+                          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni") &&
                           !(std::getenv("VINFER_IMAGE_ISA") && std::strcmp(std::getenv("VINFER_IMAGE_ISA"), "avx2") == 0);
   return yes;
 }
 
 namespace {
 
-// ROWS source rows through the same weights: each weight register is loaded
-// once for all of them (the weights, 256 bytes per output, otherwise stream
-// from L2 for every row).
-template <int ROWS>
-int pil_c3_rows(const std::uint8_t* const* in, std::uint8_t* const* out, const int* start, const std::int16_t* whi,
-                const std::int16_t* wlo, int groups, int safe_end) {
-  // 128-bit lane L holds taps 2L and 2L+1 as [R R G G B B 0 0] (16-bit), the
-  // layout of split3_hi/lo: the low byte of 16-bit value k is the pixel byte,
-  // the high byte zero (mask).
+// ROWS source rows through the same weights (loaded once for all of them);
+// REGS registers of 16 taps per output, D digits per weight.
+template <int ROWS, int REGS, int D>
+void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const int* start, const std::int8_t* digits,
+                 int out_w, int row_bytes) {
+  // 32-bit lane 4g + c holds taps 4g..4g+3 of channel c (c = 3: zero), so a
+  // 128-bit lane g is [R G B 0] over four taps.
   alignas(64) std::int8_t idx[64];
-  for (int lane = 0; lane < 4; ++lane) {
-    const int t0 = 2 * lane, t1 = 2 * lane + 1;
-    const int src[8] = {t0 * 3, t1 * 3, t0 * 3 + 1, t1 * 3 + 1, t0 * 3 + 2, t1 * 3 + 2, 0, 0};
-    for (int k = 0; k < 8; ++k) {
-      idx[lane * 16 + 2 * k] = static_cast<std::int8_t>(src[k]);
-      idx[lane * 16 + 2 * k + 1] = 0;
-    }
-  }
+  for (int g = 0; g < 4; ++g)
+    for (int c = 0; c < 4; ++c)
+      for (int j = 0; j < 4; ++j) idx[16 * g + 4 * c + j] = static_cast<std::int8_t>(c < 3 ? (4 * g + j) * 3 + c : 0);
   const __m512i perm = _mm512_load_si512(idx);
-  // Keep the low byte of slots 0-5 of each lane; zero the high bytes and slots 6, 7.
-  const __mmask64 keep = 0x0555055505550555ULL;
-  const int regs = (groups + 1) / 2;  // eight taps per register
-  auto pixel = [&](int x, __m512i* acc) {  // per row: 4 lanes x [R G B 0] partial sums of output x
-    __m512i hi[ROWS], lo[ROWS];
-    for (int i = 0; i < ROWS; ++i) hi[i] = lo[i] = _mm512_setzero_si512();
-    for (int r = 0; r < regs; ++r) {
-      const std::size_t o = (static_cast<std::size_t>(x) * 4 + 2 * r) * 16;
-      const __m512i wh = _mm512_loadu_si512(whi + o), wl = _mm512_loadu_si512(wlo + o);
+  const __mmask64 keep = 0x0FFF0FFF0FFF0FFFULL;
+  // Outputs whose 64-byte loads stay in the row; the rest load with a mask.
+  int safe_end = out_w;
+  while (safe_end > 0 && start[safe_end - 1] * 3 + 48 * (REGS - 1) + 64 > row_bytes) --safe_end;
+  auto load = [&](const std::uint8_t* row, int offset, bool masked) {
+    if (!masked) return _mm512_loadu_si512(row + offset);
+    const int n = row_bytes - offset;  // > 0: each register starts at a tap inside the window
+    return _mm512_maskz_loadu_epi8(n >= 64 ? ~0ULL : (1ULL << n) - 1, row + offset);
+  };
+  auto pixel = [&](int x, __m512i* acc, bool masked) {  // per row: 4 lanes x [R G B 0] partial sums of output x
+    __m512i a[D][ROWS];
+    for (int d = 0; d < D; ++d)
+      for (int i = 0; i < ROWS; ++i) a[d][i] = _mm512_setzero_si512();
+    const std::int8_t* w = digits + static_cast<std::size_t>(x) * REGS * D * 64;
+    for (int r = 0; r < REGS; ++r, w += D * 64) {
+      __m512i wd[D];
+      for (int d = 0; d < D; ++d) wd[d] = _mm512_loadu_si512(w + 64 * d);
       for (int i = 0; i < ROWS; ++i) {
-        const __m512i px = _mm512_maskz_permutexvar_epi8(keep, perm, _mm512_loadu_si512(in[i] + start[x] * 3 + 24 * r));
-        hi[i] = _mm512_add_epi32(hi[i], _mm512_madd_epi16(px, wh));
-        lo[i] = _mm512_add_epi32(lo[i], _mm512_madd_epi16(px, wl));
+        const __m512i px = _mm512_maskz_permutexvar_epi8(keep, perm, load(in[i], start[x] * 3 + 48 * r, masked));
+        for (int d = 0; d < D; ++d) a[d][i] = _mm512_dpbusd_epi32(a[d][i], px, wd[d]);
       }
     }
-    for (int i = 0; i < ROWS; ++i) acc[i] = _mm512_add_epi32(_mm512_slli_epi32(hi[i], 11), lo[i]);
+    for (int i = 0; i < ROWS; ++i) {
+      acc[i] = a[D - 1][i];
+      for (int d = D - 2; d >= 0; --d) acc[i] = _mm512_add_epi32(_mm512_slli_epi32(acc[i], 7), a[d][i]);
+    }
   };
   const __m512i round = _mm512_set1_epi32(1 << 21), zero = _mm512_setzero_si512(), max = _mm512_set1_epi32(255);
   // [R0 G0 B0 _ R1 G1 B1 _ ...] -> 12 packed bytes.
@@ -68,7 +73,7 @@ int pil_c3_rows(const std::uint8_t* const* in, std::uint8_t* const* out, const i
   // Four outputs at a time: their lane sums by two 128-bit-lane transposes.
   for (; x + 4 <= safe_end; x += 4) {
     __m512i a[4][ROWS];
-    for (int j = 0; j < 4; ++j) pixel(x + j, a[j]);
+    for (int j = 0; j < 4; ++j) pixel(x + j, a[j], false);
     for (int i = 0; i < ROWS; ++i) {
       const __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i32x4(a[0][i], a[1][i], 0x44), _mm512_shuffle_i32x4(a[0][i], a[1][i], 0xEE));
       const __m512i s23 = _mm512_add_epi32(_mm512_shuffle_i32x4(a[2][i], a[3][i], 0x44), _mm512_shuffle_i32x4(a[2][i], a[3][i], 0xEE));
@@ -81,9 +86,9 @@ int pil_c3_rows(const std::uint8_t* const* in, std::uint8_t* const* out, const i
       std::memcpy(d + 8, &tail, 4);
     }
   }
-  for (; x < safe_end; ++x) {
+  for (; x < out_w; ++x) {
     __m512i acc[ROWS];
-    pixel(x, acc);
+    pixel(x, acc, x >= safe_end);
     for (int i = 0; i < ROWS; ++i) {
       __m128i r4 = _mm_add_epi32(_mm_add_epi32(_mm512_castsi512_si128(acc[i]), _mm512_extracti32x4_epi32(acc[i], 1)),
                                  _mm_add_epi32(_mm512_extracti32x4_epi32(acc[i], 2), _mm512_extracti32x4_epi32(acc[i], 3)));
@@ -94,22 +99,32 @@ int pil_c3_rows(const std::uint8_t* const* in, std::uint8_t* const* out, const i
       out[i][x * 3 + 2] = static_cast<std::uint8_t>(_mm_extract_epi32(r4, 2));
     }
   }
-  return x;
+}
+
+template <int ROWS>
+void pil_c3_dispatch(const std::uint8_t* const* in, std::uint8_t* const* out, const int* start,
+                     const std::int8_t* digits, int regs, int ndigits, int out_w, int row_bytes) {
+  if (ndigits == 3) {
+    if (regs == 1) return pil_c3_vnni<ROWS, 1, 3>(in, out, start, digits, out_w, row_bytes);
+    return pil_c3_vnni<ROWS, 2, 3>(in, out, start, digits, out_w, row_bytes);
+  }
+  if (regs == 1) return pil_c3_vnni<ROWS, 1, 4>(in, out, start, digits, out_w, row_bytes);
+  pil_c3_vnni<ROWS, 2, 4>(in, out, start, digits, out_w, row_bytes);
 }
 
 }  // namespace
 
-int pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int16_t* whi,
-                                const std::int16_t* wlo, int groups, int safe_end) {
-  return pil_c3_rows<1>(&in, &out, start, whi, wlo, groups, safe_end);
+void pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int8_t* digits,
+                                 int regs, int ndigits, int out_w, int in_w) {
+  pil_c3_dispatch<1>(&in, &out, start, digits, regs, ndigits, out_w, in_w * 3);
 }
 
-int pil_horizontal_u8_c3_avx512_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0,
-                                      std::uint8_t* out1, const int* start, const std::int16_t* whi,
-                                      const std::int16_t* wlo, int groups, int safe_end) {
+void pil_horizontal_u8_c3_avx512_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0,
+                                       std::uint8_t* out1, const int* start, const std::int8_t* digits, int regs,
+                                       int ndigits, int out_w, int in_w) {
   const std::uint8_t* in[2] = {in0, in1};
   std::uint8_t* out[2] = {out0, out1};
-  return pil_c3_rows<2>(in, out, start, whi, wlo, groups, safe_end);
+  pil_c3_dispatch<2>(in, out, start, digits, regs, ndigits, out_w, in_w * 3);
 }
 
 }  // namespace vinfer::detail

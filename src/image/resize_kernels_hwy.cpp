@@ -173,8 +173,15 @@ bool has_avx2() {
   return yes;
 }
 
+namespace {
+bool use_vnni(int C, const AxisTaps& t) { return C == 3 && t.digits3_regs > 0 && has_avx512vnni(); }
+}  // namespace
+
 void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const AxisTaps& t) {
   const int out_w = t.out_size;
+  if (use_vnni(C, t))
+    return pil_horizontal_u8_c3_avx512(in, out, t.start.data(), t.digits3.data(), t.digits3_regs, t.digits3_count, out_w,
+                                       t.in_size);
   if (!t.split_hi.empty() && has_avx2()) {
     if (C == 1) {
       const int done = 8 * t.split8_blocks;
@@ -183,16 +190,9 @@ void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const A
                                        t.split_hi.data() + done * 16, t.split_lo.data() + done * 16,
                                        t.split_safe_end - done);
     }
-    if (C == 3) {
-      int done = 0;
-      if (has_avx512vbmi())
-        done = pil_horizontal_u8_c3_avx512(in, out, t.start.data(), t.split3_hi.data(), t.split3_lo.data(), t.split3_groups,
-                                           t.split3_safe64_end);
-      const std::size_t w3 = static_cast<std::size_t>(done) * 64;  // split3 weights per output
-      return pil_horizontal_u8_c3_avx2(in, out + done * 3, out_w - done, t.start.data() + done, t.split3_hi.data() + w3,
-                                       t.split3_lo.data() + w3, t.split3_groups, t.split3_safe_end - done,
-                                       t.fixed.data() + static_cast<std::size_t>(done) * t.max_taps, t.max_taps);
-    }
+    if (C == 3)
+      return pil_horizontal_u8_c3_avx2(in, out, out_w, t.start.data(), t.split3_hi.data(), t.split3_lo.data(),
+                                       t.split3_groups, t.split3_safe_end, t.fixed.data(), t.max_taps);
   }
   const int* start = t.start.data();
   const std::int32_t* w = t.fixed.data();
@@ -205,18 +205,13 @@ void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const A
 
 void pil_horizontal_u8_2rows(const std::uint8_t* in0, const std::uint8_t* in1, std::uint8_t* out0, std::uint8_t* out1,
                              int C, const AxisTaps& t) {
-  if (C != 3 || t.split3_hi.empty() || !has_avx512vbmi()) {
+  if (!use_vnni(C, t)) {
     pil_horizontal_u8(in0, out0, C, t);
     pil_horizontal_u8(in1, out1, C, t);
     return;
   }
-  const int done = pil_horizontal_u8_c3_avx512_2rows(in0, in1, out0, out1, t.start.data(), t.split3_hi.data(),
-                                                     t.split3_lo.data(), t.split3_groups, t.split3_safe64_end);
-  const std::size_t w3 = static_cast<std::size_t>(done) * 64;
-  for (int i = 0; i < 2; ++i)
-    pil_horizontal_u8_c3_avx2(i ? in1 : in0, (i ? out1 : out0) + done * 3, t.out_size - done, t.start.data() + done,
-                              t.split3_hi.data() + w3, t.split3_lo.data() + w3, t.split3_groups, t.split3_safe_end - done,
-                              t.fixed.data() + static_cast<std::size_t>(done) * t.max_taps, t.max_taps);
+  pil_horizontal_u8_c3_avx512_2rows(in0, in1, out0, out1, t.start.data(), t.digits3.data(), t.digits3_regs,
+                                    t.digits3_count, t.out_size, t.in_size);
 }
 
 void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int C, const int* xs, int safe_end) {

@@ -164,7 +164,23 @@ AxisTaps pil_taps(int in, int out, Filter f) {
       }
     // The last group's 16-byte load starts at pixel start + 4 * (groups - 1).
     t.split3_safe_end = leading_within(t.start, 3, 12 * (t.split3_groups - 1) + 16, in * 3);
-    t.split3_safe64_end = leading_within(t.start, 3, 24 * ((t.split3_groups + 1) / 2 - 1) + 64, in * 3);
+  }
+  const int regs = (t.max_taps + 15) / 16;
+  if (regs <= 2) {
+    const bool three = std::all_of(t.fixed.begin(), t.fixed.end(),
+                                   [](std::int32_t w) { return w >= -(1 << 21) && w < (1 << 21); });
+    const int D = three ? 3 : 4;
+    t.digits3_regs = regs;
+    t.digits3_count = D;
+    t.digits3.assign(static_cast<std::size_t>(out) * regs * D * 64, 0);
+    for (int o = 0; o < out; ++o)
+      for (int k = 0; k < t.max_taps; ++k) {
+        const std::int32_t w = t.fixed[static_cast<std::size_t>(o) * t.max_taps + k];
+        std::int8_t* d = t.digits3.data() + (static_cast<std::size_t>(o) * regs + k / 16) * D * 64 + 16 * ((k % 16) / 4) + k % 4;
+        for (int c = 0; c < 3; ++c)
+          for (int i = 0; i < D; ++i)  // the top digit keeps the sign
+            d[64 * i + 4 * c] = static_cast<std::int8_t>(i == D - 1 ? w >> (7 * i) : (w >> (7 * i)) & 127);
+      }
   }
   return t;
 }

@@ -54,7 +54,12 @@ struct AxisTaps {
   // as [w0 w1 w0 w1 w0 w1 0 0 | w2 w3 w2 w3 w2 w3 0 0] (see the RGB kernel).
   std::vector<std::int16_t> split3_hi, split3_lo;
   int split3_groups = 0, split3_safe_end = 0;
-  int split3_safe64_end = 0;  // outputs whose 64-byte loads (AVX-512 kernel) stay in the row
+  // Pillow on RGB u8 with <= 32 taps: each weight as digits3_count signed
+  // bytes (w = ... + d2 * 2^14 + d1 * 2^7 + d0; 3 when every |w| < 2^21,
+  // else 4) for the AVX-512 VNNI kernel; per output digits3_regs x
+  // [d0 | d1 | ...] x 64 bytes, a byte per tap and channel.
+  std::vector<std::int8_t> digits3;
+  int digits3_regs = 0, digits3_count = 0;
   // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
   // even when both clamp to the same edge row (its vertical rounding is per tap).
   std::vector<int> pair_index;           // 2 per output
