@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "vinfer/graph.hpp"
+#include "vinfer/preprocess.hpp"
 
 namespace vinfer {
 
@@ -84,10 +85,18 @@ class Model {
 
   // input: input_size() floats in input_shape() (NCHW); output: output_size() floats.
   void run(const float* input, float* output);
+  // From a decoded RGB image: the preset's resize (+ crop) and normalize,
+  // then the network. On the CUDA backend, for presets with Pillow's resize
+  // rules (all built-in ones), the u8 image is uploaded once and one kernel
+  // writes the network's input on the device; elsewhere a Preprocessor runs
+  // on the CPU. The same floats either way. Throws InvalidArgument when the
+  // preset's tensor is not the model's input shape.
+  void run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, float* output);
   // Runs once, timing every kernel separately (slower than run()).
   std::vector<LayerProfile> profile(const float* input, float* output);
-  // Named parts of the last run() in ms where the backend times them (CUDA:
-  // upload, compute, download, from CUDA events); empty on the CPU.
+  // Named parts of the last run() or run_image() in ms where the backend
+  // times them (CUDA: upload, [preprocess,] compute, download, from CUDA
+  // events); empty on the CPU.
   std::vector<std::pair<std::string, double>> last_run_stages();
   void set_threads(int threads);
   int threads() const;

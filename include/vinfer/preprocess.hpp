@@ -72,6 +72,10 @@ class Preprocessor {
   void run(const ImageView<std::uint8_t>& rgb, float* out);
   void run_file(const std::string& path, float* out);
   void run_memory(const std::uint8_t* data, std::size_t size, const std::string& name, float* out);
+  // Read and decode only (with the preset's decode options: fast mode's DCT
+  // scaling included), for a caller that resizes elsewhere (Model::run_image
+  // on a GPU). Times read and decode; resize and normalize read 0.
+  void decode_file(const std::string& path, ImageU8& out);
 
   // The stages of the last run_file call, for the benchmark.
   struct Timings { double read_ms = 0, decode_ms = 0, resize_ms = 0, normalize_ms = 0; };
@@ -84,6 +88,7 @@ class Preprocessor {
     void operator()(Stream* s) const;
   };
   std::pair<int, int> resize_target(int width, int height) const;
+  DecodeOptions preset_decode_options() const;
   void finish(const ImageView<std::uint8_t>& rgb, bool streamed, float* out);
 
   Preset preset_;

@@ -16,8 +16,16 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 
 enum { kRead, kDecode, kResize, kNormalize, kInfer, kTopk };
 
-void preprocess_stages(Preprocessor& pre, const std::string& path, float* tensor, IterationTimes& it) {
-  pre.run_file(path, tensor);
+// What preprocessing hands to inference: the tensor, or with
+// device_preprocess the decoded image (Model::run_image resizes it).
+struct Input {
+  std::vector<float> tensor;
+  ImageU8 image;
+};
+
+void preprocess_stages(Preprocessor& pre, const std::string& path, Input& in, bool device_prep, IterationTimes& it) {
+  if (device_prep) pre.decode_file(path, in.image);
+  else pre.run_file(path, in.tensor.data());
   const Preprocessor::Timings& t = pre.last_timings();
   it.stage_ms[kRead] = t.read_ms;
   it.stage_ms[kDecode] = t.decode_ms;
@@ -25,9 +33,11 @@ void preprocess_stages(Preprocessor& pre, const std::string& path, float* tensor
   it.stage_ms[kNormalize] = t.normalize_ms;
 }
 
-void infer_stages(Model& model, const float* tensor, std::vector<float>& logits, int topk, std::vector<int>& top, IterationTimes& it) {
+void infer_stages(Model& model, const Preprocessor& pre, const Input& in, bool device_prep, std::vector<float>& logits,
+                  int topk, std::vector<int>& top, IterationTimes& it) {
   auto t = Clock::now();
-  model.run(tensor, logits.data());
+  if (device_prep) model.run_image(in.image.view(), pre.preset(), logits.data());
+  else model.run(in.tensor.data(), logits.data());
   it.stage_ms[kInfer] = ms_since(t);
   it.device_ms = model.last_run_stages();
   t = Clock::now();
@@ -44,19 +54,22 @@ bool keep_going(const ScenarioOptions& opt, int done, Clock::time_point start) {
 
 ScenarioResult single_stream(Model& model, Preprocessor& pre, const std::vector<std::string>& images, const ScenarioOptions& opt) {
   ScenarioResult r;
-  std::vector<float> tensor(model.input_size()), logits(model.output_size());
+  Input in;
+  in.tensor.resize(model.input_size());
+  std::vector<float> logits(model.output_size());
+  const bool dev = opt.device_preprocess;
   IterationTimes it;
   for (int i = 0; i < opt.warmup; ++i) {
-    preprocess_stages(pre, images[static_cast<std::size_t>(i) % images.size()], tensor.data(), it);
-    infer_stages(model, tensor.data(), logits, opt.topk, r.last_topk, it);
+    preprocess_stages(pre, images[static_cast<std::size_t>(i) % images.size()], in, dev, it);
+    infer_stages(model, pre, in, dev, logits, opt.topk, r.last_topk, it);
   }
   r.iterations.reserve(static_cast<std::size_t>(opt.loops));
   const auto start = Clock::now();
   for (int i = 0; keep_going(opt, i, start); ++i) {
     it.image = static_cast<int>(static_cast<std::size_t>(i) % images.size());
     const auto t0 = Clock::now();
-    preprocess_stages(pre, images[static_cast<std::size_t>(it.image)], tensor.data(), it);
-    infer_stages(model, tensor.data(), logits, opt.topk, r.last_topk, it);
+    preprocess_stages(pre, images[static_cast<std::size_t>(it.image)], in, dev, it);
+    infer_stages(model, pre, in, dev, logits, opt.topk, r.last_topk, it);
     it.total_ms = ms_since(t0);
     r.iterations.push_back(it);
     if (opt.progress) opt.progress(i + 1, opt.loops);
@@ -65,11 +78,13 @@ ScenarioResult single_stream(Model& model, Preprocessor& pre, const std::vector<
   return r;
 }
 
-// Two tensors: a helper thread preprocesses image i+1 while this one infers image i.
+// Two inputs: a helper thread preprocesses image i+1 while this one infers image i.
 ScenarioResult pipelined(Model& model, Preprocessor& pre, const std::vector<std::string>& images, const ScenarioOptions& opt) {
   ScenarioResult r;
-  std::vector<float> buf[2] = {std::vector<float>(model.input_size()), std::vector<float>(model.input_size())};
+  Input buf[2];
+  for (Input& b : buf) b.tensor.resize(model.input_size());
   std::vector<float> logits(model.output_size());
+  const bool dev = opt.device_preprocess;
   struct Slot {
     bool full = false;
     IterationTimes it;
@@ -93,7 +108,7 @@ ScenarioResult pipelined(Model& model, Preprocessor& pre, const std::vector<std:
       const auto t0 = Clock::now();
       std::exception_ptr err;
       try {
-        preprocess_stages(pre, images[static_cast<std::size_t>(it.image)], buf[i % 2].data(), it);
+        preprocess_stages(pre, images[static_cast<std::size_t>(it.image)], buf[i % 2], dev, it);
       } catch (...) {
         err = std::current_exception();
       }
@@ -121,7 +136,7 @@ ScenarioResult pipelined(Model& model, Preprocessor& pre, const std::vector<std:
       break;
     }
     IterationTimes it = s.it;
-    infer_stages(model, buf[i % 2].data(), logits, opt.topk, r.last_topk, it);
+    infer_stages(model, pre, buf[i % 2], dev, logits, opt.topk, r.last_topk, it);
     it.total_ms = ms_since(s.started);
     {
       std::lock_guard<std::mutex> lk(mu);

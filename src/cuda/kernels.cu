@@ -188,4 +188,17 @@ void permute(const float* x, float* y, const Permute& p, std::int64_t total, cud
   permute_kernel<<<blocks_for(total), kThreads, 0, s>>>(x, y, p, total);
 }
 
+namespace {
+__global__ void fused_prep_kernel(detail::FusedPrepArgs a) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= a.size) return;
+  for (int y = blockIdx.y; y < a.size; y += gridDim.y) detail::fused_prep_pixel(a, x, y);
+}
+}  // namespace
+
+void fused_prep(const detail::FusedPrepArgs& a, cudaStream_t s) {
+  const dim3 grid(static_cast<unsigned>((a.size + 127) / 128), static_cast<unsigned>(a.size < 65535 ? a.size : 65535));
+  fused_prep_kernel<<<grid, 128, 0, s>>>(a);
+}
+
 }  // namespace vinfer::cuda::k

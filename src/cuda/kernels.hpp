@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include "image/fused_prep_kernel.hpp"
+
 namespace vinfer::cuda::k {
 
 // A fused epilogue: up to four post-ops applied in order after the bias.
@@ -54,5 +56,10 @@ struct Permute {
   std::int64_t out_dims[6] = {}, in_strides[6] = {};
 };
 void permute(const float* x, float* y, const Permute& p, std::int64_t total, cudaStream_t s);
+
+// A preset's resize and normalize from a u8 RGB image straight into the
+// network's input: the formula of image/fused_prep_kernel.hpp, one thread per
+// output pixel (all pointers in a on the device).
+void fused_prep(const detail::FusedPrepArgs& a, cudaStream_t s);
 
 }  // namespace vinfer::cuda::k

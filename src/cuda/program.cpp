@@ -26,6 +26,7 @@
 #include "cuda/kernels.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
+#include "image/fused_prep.hpp"
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "vinfer/error.hpp"
@@ -166,6 +167,9 @@ class Program final : public detail::Executor {
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (body_exec_) cudaGraphExecDestroy(body_exec_);
+    if (body_graph_) cudaGraphDestroy(body_graph_);
+    if (pinned_img_) cudaFreeHost(pinned_img_);
     if (pinned_in_) cudaFreeHost(pinned_in_);
     if (pinned_out_) cudaFreeHost(pinned_out_);
     if (h_.cublas) cublasDestroy(h_.cublas);
@@ -218,30 +222,18 @@ class Program final : public detail::Executor {
     out_bytes_ = static_cast<std::size_t>(bytes_of(out));
     VINFER_CU(cudaMallocHost(&pinned_in_, in_bytes_));
     VINFER_CU(cudaMallocHost(&pinned_out_, out_bytes_));
-    events_.resize(4);
+    events_.resize(5);
     for (cudaEvent_t& ev : events_) VINFER_CU(cudaEventCreate(&ev));
     // One plain pass first (cuDNN and cuBLAS may set up lazily), then capture.
     enqueue(true);
     VINFER_CU(cudaStreamSynchronize(h_.stream));
     VINFER_CU(cudaGetLastError());  // a kernel that failed to launch
-    const char* env = std::getenv("VINFER_CUDA_GRAPH");
-    if (!(env && std::strcmp(env, "0") == 0)) {
-      VINFER_CU(cudaStreamBeginCapture(h_.stream, cudaStreamCaptureModeThreadLocal));
-      try {
-        enqueue(true);
-      } catch (...) {
-        cudaGraph_t discard = nullptr;
-        cudaStreamEndCapture(h_.stream, &discard);
-        if (discard) cudaGraphDestroy(discard);
-        throw;
-      }
-      VINFER_CU(cudaStreamEndCapture(h_.stream, &graph_));
-      VINFER_CU(cudaGraphInstantiate(&exec_, graph_, 0));
-    }
+    capture(true, graph_, exec_);
     info.nodes_executed = static_cast<int>(ops_.size());
   }
 
   void run(const float* input, float* output) override {
+    image_mode_ = false;
     std::memcpy(pinned_in_, input, in_bytes_);
     if (exec_) VINFER_CU(cudaGraphLaunch(exec_, h_.stream));
     else enqueue(true);
@@ -272,17 +264,101 @@ class Program final : public detail::Executor {
 
   int kernels() const override { return static_cast<int>(ops_.size()); }
 
-  // Upload, compute and download of the last run() (CUDA events in the graph).
+  // The u8 image to pinned memory, one copy to the device, the fused
+  // preprocessing kernel into the input buffer, then the forward pass and
+  // download as a second CUDA graph (captured on first use).
+  bool run_image(const ImageView<std::uint8_t>& rgb, const Preset& p, float* output) override {
+    if (!detail::can_fuse(p) || rgb.channels != 3) return false;
+    prepare_image(rgb, p);
+    const std::size_t row = static_cast<std::size_t>(rgb.width) * 3, bytes = row * rgb.height;
+    for (int y = 0; y < rgb.height; ++y) std::memcpy(static_cast<std::uint8_t*>(pinned_img_) + y * row, rgb.row(y), row);
+    detail::FusedPrepArgs a = prep_->shape;
+    const auto* t = static_cast<const std::int32_t*>(prep_tables_.ptr);
+    a.start_x = t;
+    a.weight_x = a.start_x + prep_->start_x.size();
+    a.start_y = a.weight_x + prep_->weight_x.size();
+    a.weight_y = a.start_y + prep_->start_y.size();
+    a.table = reinterpret_cast<const float*>(a.weight_y + prep_->weight_y.size());
+    a.src = static_cast<const std::uint8_t*>(dev_img_.ptr);
+    a.src_stride = static_cast<long long>(row);
+    a.out = static_cast<float*>(arena_ptr(in_buf_));
+    VINFER_CU(cudaEventRecord(events_[0], h_.stream));
+    VINFER_CU(cudaMemcpyAsync(dev_img_.ptr, pinned_img_, bytes, cudaMemcpyHostToDevice, h_.stream));
+    VINFER_CU(cudaEventRecord(events_[4], h_.stream));
+    k::fused_prep(a, h_.stream);
+    if (body_exec_) VINFER_CU(cudaGraphLaunch(body_exec_, h_.stream));
+    else enqueue(true, false);
+    VINFER_CU(cudaStreamSynchronize(h_.stream));
+    VINFER_CU(cudaGetLastError());
+    std::memcpy(output, pinned_out_, out_bytes_);
+    image_mode_ = true;
+    return true;
+  }
+
+  // Upload, [preprocess,] compute and download of the last run (CUDA events).
   std::vector<std::pair<std::string, double>> stage_times() override {
-    float up = 0, compute = 0, down = 0;
-    if (cudaEventElapsedTime(&up, events_[0], events_[1]) != cudaSuccess ||
-        cudaEventElapsedTime(&compute, events_[1], events_[2]) != cudaSuccess ||
+    float up = 0, prep = 0, compute = 0, down = 0;
+    const bool ok = image_mode_ ? cudaEventElapsedTime(&up, events_[0], events_[4]) == cudaSuccess &&
+                                      cudaEventElapsedTime(&prep, events_[4], events_[1]) == cudaSuccess
+                                : cudaEventElapsedTime(&up, events_[0], events_[1]) == cudaSuccess;
+    if (!ok || cudaEventElapsedTime(&compute, events_[1], events_[2]) != cudaSuccess ||
         cudaEventElapsedTime(&down, events_[2], events_[3]) != cudaSuccess)
       return {};
+    if (image_mode_) return {{"upload", up}, {"preprocess", prep}, {"compute", compute}, {"download", down}};
     return {{"upload", up}, {"compute", compute}, {"download", down}};
   }
 
  private:
+  // The fused tables for this preset and image size (uploaded when either
+  // changes), room for the image, and the forward-pass graph without upload.
+  void prepare_image(const ImageView<std::uint8_t>& rgb, const Preset& p) {
+    if (!(prep_ && prep_->src_w == rgb.width && prep_->src_h == rgb.height && detail::same_preprocessing(prep_preset_, p))) {
+      prep_ = std::make_unique<detail::FusedPrep>(detail::make_fused_prep(p, rgb.width, rgb.height));
+      prep_preset_ = p;
+      std::vector<std::int32_t> host;
+      for (const auto* v : {&prep_->start_x, &prep_->weight_x, &prep_->start_y, &prep_->weight_y})
+        host.insert(host.end(), v->begin(), v->end());
+      static_assert(sizeof(float) == sizeof(std::int32_t));
+      const std::size_t ints = host.size();
+      host.resize(ints + prep_->table.size());
+      std::memcpy(host.data() + ints, prep_->table.data(), prep_->table.size() * sizeof(float));
+      const std::size_t bytes = host.size() * sizeof(std::int32_t);
+      if (bytes > prep_tables_bytes_) {
+        prep_tables_ = DeviceBuffer(bytes);
+        prep_tables_bytes_ = bytes;
+      }
+      VINFER_CU(cudaMemcpy(prep_tables_.ptr, host.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    const std::size_t img = static_cast<std::size_t>(rgb.width) * rgb.height * 3;
+    if (img > img_bytes_) {
+      if (pinned_img_) cudaFreeHost(pinned_img_);
+      pinned_img_ = nullptr;
+      img_bytes_ = 0;
+      VINFER_CU(cudaMallocHost(&pinned_img_, img));
+      dev_img_ = DeviceBuffer(img);
+      img_bytes_ = img;
+    }
+    if (!body_exec_) capture(false, body_graph_, body_exec_);
+  }
+
+  // The forward pass (with or without the input upload) as a CUDA graph,
+  // unless VINFER_CUDA_GRAPH=0 (then run_* enqueue it op by op).
+  void capture(bool with_upload, cudaGraph_t& graph, cudaGraphExec_t& exec) {
+    const char* env = std::getenv("VINFER_CUDA_GRAPH");
+    if (env && std::strcmp(env, "0") == 0) return;
+    VINFER_CU(cudaStreamBeginCapture(h_.stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue(true, with_upload);
+    } catch (...) {
+      cudaGraph_t discard = nullptr;
+      cudaStreamEndCapture(h_.stream, &discard);
+      if (discard) cudaGraphDestroy(discard);
+      throw;
+    }
+    VINFER_CU(cudaStreamEndCapture(h_.stream, &graph));
+    VINFER_CU(cudaGraphInstantiate(&exec, graph, 0));
+  }
+
   std::int64_t bytes_of(int v) const { return numel(g_.value(v).shape) * static_cast<std::int64_t>(sizeof(float)); }
 
   void upload_input() {
@@ -292,9 +368,12 @@ class Program final : public detail::Executor {
     VINFER_CU(cudaMemcpyAsync(pinned_out_, arena_ptr(out_buf_), out_bytes_, cudaMemcpyDeviceToHost, h_.stream));
   }
 
-  void enqueue(bool with_events) {
-    if (with_events) VINFER_CU(cudaEventRecord(events_[0], h_.stream));
-    upload_input();
+  // with_upload false: the input is already on the device (run_image).
+  void enqueue(bool with_events, bool with_upload = true) {
+    if (with_upload) {
+      if (with_events) VINFER_CU(cudaEventRecord(events_[0], h_.stream));
+      upload_input();
+    }
     if (with_events) VINFER_CU(cudaEventRecord(events_[1], h_.stream));
     for (auto& op : ops_) op->launch(h_);
     if (with_events) VINFER_CU(cudaEventRecord(events_[2], h_.stream));
@@ -713,6 +792,15 @@ class Program final : public detail::Executor {
   std::vector<cudaEvent_t> events_;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
+  // run_image
+  std::unique_ptr<detail::FusedPrep> prep_;
+  Preset prep_preset_;
+  DeviceBuffer prep_tables_, dev_img_;
+  std::size_t prep_tables_bytes_ = 0, img_bytes_ = 0;
+  void* pinned_img_ = nullptr;
+  cudaGraph_t body_graph_ = nullptr;
+  cudaGraphExec_t body_exec_ = nullptr;
+  bool image_mode_ = false;
 };
 
 }  // namespace

@@ -4,16 +4,15 @@
 // a lookup and a store per value.
 #include <array>
 
+#include "image/fused_prep.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
 
 namespace vinfer {
-namespace {
+namespace detail {
 
-using Table = std::array<std::array<float, 256>, 3>;
-
-Table make_table(const Preset& p) {
-  Table t{};
+std::array<std::array<float, 256>, 3> normalize_table(const Preset& p) {
+  std::array<std::array<float, 256>, 3> t{};
   for (int c = 0; c < 3; ++c) {
     // Output channel c reads input channel src (BGR for caffe).
     const int src = p.normalize == NormalizeMode::CaffeBgr ? 2 - c : c;
@@ -40,15 +39,15 @@ Table make_table(const Preset& p) {
   return t;
 }
 
-}  // namespace
+}  // namespace detail
 
 void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out) {
   if (rgb.channels != 3) throw Error(ErrorKind::InvalidArgument, "normalize: expects an RGB image");
   thread_local Preset last;
-  thread_local Table table;
+  thread_local std::array<std::array<float, 256>, 3> table;
   thread_local bool ready = false;
   if (!ready || last.normalize != p.normalize || last.mean != p.mean || last.std != p.std) {
-    table = make_table(p);
+    table = detail::normalize_table(p);
     last = p;
     ready = true;
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "image/fused_prep.hpp"
 #include "util/file_io.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
@@ -123,13 +124,25 @@ Preprocessor::Preprocessor(Preset p, int threads) : preset_(std::move(p)), resiz
 
 Preprocessor::~Preprocessor() = default;
 
-std::pair<int, int> Preprocessor::resize_target(int w, int h) const {
-  if (preset_.resize_shorter <= 0) return {preset_.size, preset_.size};
+std::pair<int, int> Preprocessor::resize_target(int w, int h) const { return detail::preset_resize_target(preset_, w, h); }
+
+namespace detail {
+std::pair<int, int> preset_resize_target(const Preset& p, int w, int h) {
+  if (p.resize_shorter <= 0) return {p.size, p.size};
   // torchvision Resize(int): shorter side to N, the other int(N * long / short); then CenterCrop.
-  const long long n = preset_.resize_shorter;
+  const long long n = p.resize_shorter;
   if (w <= h) return {static_cast<int>(n), static_cast<int>(n * h / w)};
   return {static_cast<int>(n * w / h), static_cast<int>(n)};
 }
+
+std::pair<int, int> preset_crop(const Preset& p, int w, int h) {
+  const int S = p.size;
+  if (p.resize_shorter <= 0) return {0, 0};
+  if (w < S || h < S) throw Error(ErrorKind::InvalidArgument, "preset: image smaller than the crop");
+  // Python's round() rounds half to even, as std::nearbyint does by default.
+  return {static_cast<int>(std::nearbyint((w - S) / 2.0)), static_cast<int>(std::nearbyint((h - S) / 2.0))};
+}
+}  // namespace detail
 
 std::vector<std::size_t> Preprocessor::tensor_shape() const {
   const std::size_t s = static_cast<std::size_t>(preset_.size);
@@ -157,10 +170,7 @@ void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, bool streamed, flo
     src = resized_.view();
   }
   if (preset_.resize_shorter > 0) {
-    if (w < S || h < S) throw Error(ErrorKind::InvalidArgument, "preset: image smaller than the crop");
-    // Python's round() rounds half to even, as std::nearbyint does by default.
-    const int top = static_cast<int>(std::nearbyint((h - S) / 2.0));
-    const int left = static_cast<int>(std::nearbyint((w - S) / 2.0));
+    const auto [left, top] = detail::preset_crop(preset_, w, h);
     src = ImageView<std::uint8_t>{src.row(top) + left * 3, S, S, 3, src.stride};
   }
   timings_.resize_ms = ms_since(t0);
@@ -171,12 +181,7 @@ void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, bool streamed, flo
 
 void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const std::string& name, float* out) {
   const auto t0 = Clock::now();
-  DecodeOptions opt = decode_;
-  opt.format = PixelFormat::RGB;
-  if (preset_.fast_decode) {
-    const int target = preset_.resize_shorter > 0 ? preset_.resize_shorter : preset_.size;
-    opt.target_width = opt.target_height = target;
-  }
+  DecodeOptions opt = preset_decode_options();
   // Overlap the horizontal resize pass with the decode on large images when
   // a second thread is allowed (below ~0.25 MP waking it costs what it saves).
   if (threads_ >= 2 && !opt.apply_exif_orientation) {
@@ -219,6 +224,26 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
   if (opt.on_rows) streamed = stream_->finish();
   timings_.decode_ms = ms_since(t0);
   finish(decoded_.view(), streamed, out);
+}
+
+DecodeOptions Preprocessor::preset_decode_options() const {
+  DecodeOptions opt = decode_;
+  opt.format = PixelFormat::RGB;
+  if (preset_.fast_decode) {
+    const int target = preset_.resize_shorter > 0 ? preset_.resize_shorter : preset_.size;
+    opt.target_width = opt.target_height = target;
+  }
+  return opt;
+}
+
+void Preprocessor::decode_file(const std::string& path, ImageU8& out) {
+  auto t0 = Clock::now();
+  detail::read_file(path, bytes_, 1ULL << 31);
+  timings_.read_ms = ms_since(t0);
+  t0 = Clock::now();
+  decode_memory(bytes_.data(), bytes_.size(), preset_decode_options(), out, path);
+  timings_.decode_ms = ms_since(t0);
+  timings_.resize_ms = timings_.normalize_ms = 0;
 }
 
 void Preprocessor::run_file(const std::string& path, float* out) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vinfer/engine.hpp"
+#include "vinfer/preprocess.hpp"
 
 namespace vinfer::detail {
 
@@ -21,6 +22,12 @@ class Executor {
   // Named parts of the last run() where the backend times them (the CUDA
   // backend: upload, compute, download by CUDA events); empty otherwise.
   virtual std::vector<std::pair<std::string, double>> stage_times() { return {}; }
+  // The preset's preprocessing on the backend's device, then the network;
+  // false where the backend does not do it (the caller preprocesses on the
+  // CPU and calls run()).
+  virtual bool run_image(const ImageView<std::uint8_t>& /*rgb*/, const Preset& /*preset*/, float* /*output*/) {
+    return false;
+  }
 };
 
 }  // namespace vinfer::detail

@@ -10,6 +10,7 @@
 #endif
 #include "graph/passes.hpp"
 #include "graph/reference.hpp"
+#include "image/fused_prep.hpp"
 #include "onnx/onnx_import.hpp"
 #include "runtime/executor.hpp"
 #include "util/file_io.hpp"
@@ -65,6 +66,8 @@ struct Model::Impl {
   EngineOptions options;
   ModelInfo info;
   std::unique_ptr<detail::Executor> exec;
+  std::unique_ptr<Preprocessor> pre;  // run_image on the CPU
+  std::vector<float> pre_tensor;
 
   void compile() {
     if (options.backend == Backend::Reference) {
@@ -129,6 +132,21 @@ const ModelInfo& Model::info() const { return impl_->info; }
 const Graph& Model::graph() const { return impl_->graph; }
 
 void Model::run(const float* input, float* output) { impl_->exec->run(input, output); }
+
+void Model::run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, float* output) {
+  const std::int64_t S = preset.size;
+  const Shape want = preset.layout == Layout::NCHW ? Shape{1, 3, S, S} : Shape{1, S, S, 3};
+  if (want != input_shape())
+    throw Error(ErrorKind::InvalidArgument, "preset '" + preset.name + "' makes " + shape_str(want) +
+                                                " but the model takes " + shape_str(input_shape()));
+  if (rgb.channels != 3) throw Error(ErrorKind::InvalidArgument, "run_image: expects an RGB image");
+  Impl& m = *impl_;
+  if (m.exec->run_image(rgb, preset, output)) return;
+  if (!m.pre || !detail::same_preprocessing(m.pre->preset(), preset)) m.pre = std::make_unique<Preprocessor>(preset, 1);
+  m.pre_tensor.resize(input_size());
+  m.pre->run(rgb, m.pre_tensor.data());
+  run(m.pre_tensor.data(), output);
+}
 
 std::vector<LayerProfile> Model::profile(const float* input, float* output) { return impl_->exec->profile(input, output); }
 std::vector<std::pair<std::string, double>> Model::last_run_stages() { return impl_->exec->stage_times(); }

@@ -14,6 +14,7 @@
 #include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
+#include "vinfer/preprocess.hpp"
 
 namespace vinfer {
 namespace {
@@ -205,6 +206,43 @@ TEST(CudaBackend, ClearErrorWithoutADevice) {
 #endif
     }
   EXPECT_TRUE(listed);
+}
+
+// run_image: the preset's preprocessing then the network. On the CPU it is
+// the Preprocessor then run(); on a CUDA device the fused preprocessing
+// kernel must give the same logits (and report its own stage).
+TEST(Engine, RunImageMatchesPreprocessThenRun) {
+  const int S = 32;
+  for (const std::string& name : preset_names()) {
+    const Preset p = preset(name, S);
+    const bool nhwc = p.layout == Layout::NHWC;
+    const Graph g = conv_graph(nhwc ? Shape{1, S, S, 3} : Shape{1, 3, S, S}, 4, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 5);
+    Model cpu = Model::from_graph(g, "test", {});
+    std::unique_ptr<Model> gpu;
+    if (have_cuda_device()) {
+      EngineOptions o;
+      o.backend = Backend::Cuda;
+      gpu = std::make_unique<Model>(Model::from_graph(g, "test", o));
+    }
+    for (auto [w, h] : {std::pair{50, 40}, std::pair{300, 200}, std::pair{S, S}, std::pair{40, 300}}) {
+      SCOPED_TRACE(name + " " + std::to_string(w) + "x" + std::to_string(h));
+      const ImageU8 img = test::random_image(w, h, 3, w * h);
+      Preprocessor pre(p);
+      std::vector<float> x(pre.tensor_size()), want(cpu.output_size()), got(cpu.output_size(), NAN);
+      pre.run(img.view(), x.data());
+      cpu.run(x.data(), want.data());
+      cpu.run_image(img.view(), p, got.data());
+      EXPECT_EQ(want, got);
+      if (gpu) {
+        std::vector<float> dev(gpu->output_size(), NAN);
+        gpu->run_image(img.view(), p, dev.data());
+        EXPECT_LT(rel_diff(want, dev), 1e-5);
+        const auto stages = gpu->last_run_stages();
+        EXPECT_TRUE(std::any_of(stages.begin(), stages.end(), [](const auto& s) { return s.first == "preprocess"; }));
+      }
+    }
+    EXPECT_THROW(cpu.run_image(test::random_image(40, 40, 3, 1).view(), preset(name, 2 * S), nullptr), Error);
+  }
 }
 
 TEST(EngineOps, Pools) {

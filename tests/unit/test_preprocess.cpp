@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
+#include "image/fused_prep.hpp"
 #include "test_support.hpp"
 #include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
@@ -118,6 +120,34 @@ TEST(Preprocessor, BadFileGivesError) {
   std::vector<float> t(pre.tensor_size());
   EXPECT_THROW(pre.run_file(data_path("bad/truncated.jpg"), t.data()), Error);
   EXPECT_THROW(pre.run_file(data_path("bad/nothing_here.jpg"), t.data()), Error);
+}
+
+// The one-kernel form of each preset that the CUDA backend runs, evaluated
+// on the host: the same floats as the Preprocessor, for downscales,
+// upscales, the same size, the crop, and Pillow's vertical-first order.
+TEST(FusedPrep, HostFormulaMatchesPreprocessor) {
+  const std::pair<int, int> sizes[] = {{300, 200}, {224, 224}, {97, 61}, {50, 400}, {640, 480}, {300, 1200}, {1411, 1411}};
+  int vertical_first = 0;
+  for (const auto& name : preset_names()) {
+    const Preset p = preset(name);
+    ASSERT_TRUE(detail::can_fuse(p));
+    for (auto [w, h] : sizes) {
+      SCOPED_TRACE(name + " " + std::to_string(w) + "x" + std::to_string(h));
+      const ImageU8 src = random_image(w, h, 3, w + h);
+      Preprocessor pre(p);
+      std::vector<float> want(pre.tensor_size()), got(pre.tensor_size(), -7.f);
+      pre.run(src.view(), want.data());
+      const detail::FusedPrep f = detail::make_fused_prep(p, w, h);
+      vertical_first += f.shape.vertical_first;
+      detail::fused_prep_host(f, src.view(), got.data());
+      ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)));
+    }
+  }
+  EXPECT_GT(vertical_first, 0);
+  Preset opencv = preset("torchvision");
+  opencv.resize.compat = Compat::OpenCv;
+  EXPECT_FALSE(detail::can_fuse(opencv));
+  EXPECT_THROW(detail::make_fused_prep(opencv, 300, 200), Error);
 }
 
 }  // namespace

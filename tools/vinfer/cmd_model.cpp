@@ -48,7 +48,15 @@ struct ModelArgs {
     app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
     app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
   }
+  bool host_preprocess = false;  // classify, bench: keep resize + normalize on the CPU with --device cuda
   void limit(Preprocessor& pre) const { pre.decode_options().max_pixels = max_pixels; }
+  // With a CUDA device the preset's resize + normalize run there (Model::run_image).
+  bool device_preprocess() const { return device != "cpu" && !host_preprocess; }
+  void add_host_preprocess(CLI::App& app) {
+    app.add_flag("--host-preprocess", host_preprocess,
+                 "With --device cuda: resize and normalize on the CPU, then upload the tensor (default: upload the "
+                 "decoded image and resize + normalize on the GPU in one kernel)");
+  }
   Model load() {
     EngineOptions opt;
     opt.threads = threads;
@@ -122,10 +130,13 @@ struct ClassifyCmd {
     const int n_out = static_cast<int>(model.output_size());
     const bool probs = is_probability(model);
     std::vector<float> input(model.input_size()), logits(static_cast<std::size_t>(n_out)), all_logits;
+    ImageU8 image;
+    const bool on_device = m.device_preprocess();
     int failed = 0;
     for (const std::string& path : images) {
       try {
-        pre.run_file(path, input.data());
+        if (on_device) pre.decode_file(path, image);
+        else pre.run_file(path, input.data());
       } catch (const Error& e) {
         // One bad file does not stop the batch: report it and go on.
         ++failed;
@@ -134,7 +145,8 @@ struct ClassifyCmd {
         if (!logits_path.empty()) all_logits.insert(all_logits.end(), static_cast<std::size_t>(n_out), std::nanf(""));
         continue;
       }
-      model.run(input.data(), logits.data());
+      if (on_device) model.run_image(image.view(), pre.preset(), logits.data());
+      else model.run(input.data(), logits.data());
       if (!logits_path.empty()) all_logits.insert(all_logits.end(), logits.begin(), logits.end());
       const std::vector<float> p = probs ? logits : softmax(logits.data(), n_out);
       const std::vector<int> top = topk_indices(p.data(), n_out, topk);
@@ -227,6 +239,7 @@ struct BenchCmd {
     opt.warmup = warmup;
     opt.min_time_s = min_time;
     opt.pipeline = pipeline;
+    opt.device_preprocess = m.device_preprocess();
     // A progress bar on a terminal, for runs long enough to want one.
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     const auto started = Clock::now();
@@ -257,9 +270,10 @@ struct BenchCmd {
       stage_mean_sum += ss[static_cast<std::size_t>(k)].mean;
     }
     const double fps = pipeline ? r.throughput_fps : 1000.0 / ts.mean;
-    std::printf("%s%s, preset %s, %d threads, %zu iterations after %d warm-up, %s, %zu image(s)\n", m.model.c_str(),
+    std::printf("%s%s, preset %s, %d threads, %zu iterations after %d warm-up, %s, %zu image(s)%s\n", m.model.c_str(),
                 m.zoo.random_weights ? " (seeded random weights)" : "", preset_name.c_str(), model.threads(), r.iterations.size(), warmup,
-                pipeline ? "pipelined (decode overlaps inference)" : "one image at a time", images.size());
+                pipeline ? "pipelined (decode overlaps inference)" : "one image at a time", images.size(),
+                opt.device_preprocess ? ", resize + normalize on the device (inside infer)" : "");
     std::printf("\n| FPS | Latency (ms) |\n|---:|---:|\n| %.1f | %.2f |\n\n", fps, ts.p50);
     std::printf("| stage | mean | p50 | p90 | p99 | min | max |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for (int k = 0; k < kStages; ++k) {
@@ -301,6 +315,7 @@ struct BenchCmd {
                        {"machine", machine_json(model)},
                        {"threads", model.threads()},
                        {"device", m.device},
+                       {"device_preprocess", opt.device_preprocess},
                        {"infer_on_device_ms", device_json},
                        {"vinfer", version()}};
       for (int k = 0; k < kStages; ++k) j["stages"][stage_names()[static_cast<std::size_t>(k)]] = summary_json(ss[static_cast<std::size_t>(k)]);
@@ -382,6 +397,7 @@ struct InfoCmd {
 void add_classify(CLI::App& app, Handler& run) {
   auto c = std::make_shared<ClassifyCmd>();
   c->m.add_to(app);
+  c->m.add_host_preprocess(app);
   app.add_option("images", c->images, "Image files (JPEG, PNG)")->required();
   app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's; torchvision for ONNX) (" + [] {
     std::string s;
@@ -397,6 +413,7 @@ void add_classify(CLI::App& app, Handler& run) {
 void add_bench(CLI::App& app, Handler& run) {
   auto c = std::make_shared<BenchCmd>();
   c->m.add_to(app);
+  c->m.add_host_preprocess(app);
   app.add_option("images", c->images, "Images for the file -> top-k loop (default: the bundled sample photo)");
   app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's)");
   app.add_flag("--forward-only", c->forward_only, "Time only the forward pass, on a fixed input");
