@@ -3,7 +3,7 @@
 report that explains the gap cause by cause.
 
     .venv-peers/bin/python bench/peers/compare.py [--model densenet121] [--image F] [--loops 30] [--out out/compare]
-                                                  [--peers torch,keras,ort,openvino,resize] [--quick]
+                                                  [--peers torch,keras,ort,openvino,resize] [--quick] [--device cpu|cuda]
 
 Classification (seeds 000/001): every engine runs the whole loop, file -> top-5,
 one image at a time, on the same photo; vinfer, PyTorch, ONNX Runtime and
@@ -21,6 +21,13 @@ weights; Keras's network is not torchvision's), as the seed does.
   ort / openvino   torchvision preprocessing (PIL), then the engine (threads = cores; OpenVINO in float32)
   vinfer           `vinfer bench MODEL --weights W.pth` (its own decode/resize/normalize, exact torchvision preset)
 Resize (seed 002): bench/peers/bench_image.py's runs (PyTorch, TensorFlow, Pillow, Pillow-SIMD, OpenCV).
+
+--device cuda (a machine with an NVIDIA GPU): vinfer runs with --device cuda
+(resize + normalize on the GPU), PyTorch with the model and input on the GPU
+(the seed's .cuda(); the corrected loop waits for the result, the seed's as
+written times what Python sees); ONNX Runtime with its CUDA provider. A peer
+without a GPU path here (tensorflow-cpu, OpenVINO's CPU plugin, an ONNX
+Runtime without the CUDA provider) is reported as missing, with the reason.
 
 Every peer runs in its own process. A peer that fails to import or run is
 reported as missing, never replaced by a guess. Writes OUT/report.md,
@@ -65,11 +72,17 @@ def torch_parts(a):
     model = getattr(torchvision.models, a.model)()
     model.load_state_dict(torch.load(a.weights))
     model.eval()
+    dev = torch.device(a.device)
+    if a.device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("torch sees no CUDA device")
+        model = model.cuda()
+    sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
     tf = T.Compose([T.Resize([224, 224]), T.ToTensor(), T.Normalize(MEAN, STD)])
 
     def seed_iter():
         img = Image.open(a.image)
-        x = tf(img).float().unsqueeze_(0)
+        x = tf(img).float().unsqueeze_(0).to(dev)
         preds = model(x)
         return preds.topk(5)
 
@@ -79,21 +92,26 @@ def torch_parts(a):
     out.append({"name": "torch-seed", "scenario": "classify", "seed_mean_ms": statistics.fmean(seed_ts), "first_ms": seed_ts[0],
                 "samples": steady, "threads": default_threads, "version": torch.__version__})
     # Causes, each alone.
-    x = tf(Image.open(a.image)).unsqueeze(0)
-    fwd_grad = timed_loop(lambda: model(x), a.loops, 3)
+    x = tf(Image.open(a.image)).unsqueeze(0).to(dev)
+
+    def fwd():
+        y = model(x)
+        sync()
+        return y
+    fwd_grad = timed_loop(fwd, a.loops, 3)
     with torch.inference_mode():
-        fwd_default = timed_loop(lambda: model(x), a.loops, 3)
+        fwd_default = timed_loop(fwd, a.loops, 3)
         torch.set_num_threads(CORES)
-        fwd_cores = timed_loop(lambda: model(x), a.loops, 3)
+        fwd_cores = timed_loop(fwd, a.loops, 3)
         torch.set_num_threads(1)
-        fwd_one = timed_loop(lambda: model(x), max(5, a.loops // 3), 2)
+        fwd_one = timed_loop(fwd, max(5, a.loops // 3), 2)
         torch.set_num_threads(CORES)
     pre = timed_loop(lambda: tf(Image.open(a.image)).unsqueeze(0), a.loops, 3)
 
     def corrected():
         with torch.inference_mode():
-            x = tf(Image.open(a.image)).unsqueeze(0)
-            return model(x).topk(5)
+            x = tf(Image.open(a.image)).unsqueeze(0).to(dev, non_blocking=True)
+            return model(x).topk(5).indices.cpu()  # waits for the GPU
     out.append({"name": "torch-corrected", "scenario": "classify", "samples": timed_loop(corrected, a.loops, 5),
                 "threads": CORES, "version": torch.__version__})
     out.append({"name": "torch-causes", "scenario": "causes", "default_threads": default_threads,
@@ -111,6 +129,8 @@ def keras_parts(a):
             "vgg19": "VGG19", "resnet50": "ResNet50"}.get(a.model)
     if not name:
         raise SystemExit(f"no Keras counterpart for {a.model}")
+    if a.device == "cuda" and not tf.config.list_physical_devices("GPU"):
+        raise SystemExit("this TensorFlow sees no GPU (tensorflow-cpu)")
     tf.config.threading.set_intra_op_parallelism_threads(CORES)
     model = getattr(tf.keras.applications, name)(weights=None)
     model.save_weights(os.path.join(a.out, f".keras_{a.model}.weights.h5"))  # vinfer runs the same network and weights
@@ -167,10 +187,15 @@ def engine_part(a, engine):
         import onnxruntime as ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = CORES
-        s = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
+        provider = "CUDAExecutionProvider" if a.device == "cuda" else "CPUExecutionProvider"
+        if provider not in ort.get_available_providers():
+            raise SystemExit(f"this onnxruntime has no {provider}")
+        s = ort.InferenceSession(onnx_path, so, providers=[provider])
         name = s.get_inputs()[0].name
         run, version = (lambda x: s.run(None, {name: x})[0]), ort.__version__
     else:
+        if a.device == "cuda":
+            raise SystemExit("OpenVINO has no CUDA device plugin here")
         import openvino as ov
         cm = ov.Core().compile_model(onnx_path, "CPU", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": CORES,
                                                          "INFERENCE_PRECISION_HINT": "f32"})
@@ -193,7 +218,7 @@ def vinfer_keras(a):
         return []
     path = os.path.join(a.out, ".vinfer-keras.json")
     subprocess.run([VINFER, "bench", "keras:" + a.model, a.image, "--weights", w, "--loops", str(a.loops), "--warmup", "5",
-                    "--threads", str(CORES), "--json", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    "--threads", str(CORES), "--device", a.device, "--json", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     j = json.load(open(path))
     os.remove(path)
     return [{"name": "vinfer-keras", "scenario": "classify", "samples": j["per_iter_ms"], "threads": j["machine"]["threads"],
@@ -205,7 +230,7 @@ def vinfer_parts(a):
     for mode, extra in (("vinfer", []), ("vinfer-forward", ["--forward-only"])):
         path = os.path.join(a.out, f".{mode}.json")
         cmd = [VINFER, "bench", a.model, "--weights", a.weights, "--loops", str(a.loops), "--warmup", "5", "--threads", str(CORES),
-               "--json", path] + ([] if extra else [a.image]) + extra
+               "--device", a.device, "--json", path] + ([] if extra else [a.image]) + extra
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         j = json.load(open(path))
         os.remove(path)
@@ -228,7 +253,7 @@ def child(part, a):
 
 def run_child(part, a):
     args = [sys.executable, os.path.abspath(__file__), "--child", part, "--model", a.model, "--image", a.image, "--loops",
-            str(a.loops), "--weights", a.weights, "--out", a.out]
+            str(a.loops), "--weights", a.weights, "--out", a.out, "--device", a.device]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     p = subprocess.run(args, capture_output=True, text=True, env=env)
     if p.returncode != 0:
@@ -248,7 +273,7 @@ def write_report(a, runs, resize):
     for r in runs:
         if r["scenario"] == "classify":
             r["ratio_to_vinfer"] = r["latency_ms"]["p50"] / ref
-    L = [f"# vinfer compare: {a.model}, one image at a time", "",
+    L = [f"# vinfer compare: {a.model}, one image at a time, networks on the {a.device.upper()}", "",
          f"Image `{os.path.relpath(a.image, ROOT)}`; {CORES} cores; {a.rounds} rounds x {a.loops} timed iterations per engine, "
          "pooled (p50, p90, mean in ms; the seed's own figure from the first round). "
          "Weights: a torchvision state_dict with random weights (labels meaningless; speed does not depend on them).", "",
@@ -289,9 +314,15 @@ def write_report(a, runs, resize):
               f"{fmt(kc['call_training_false']['p50'])} ms (predict builds a data pipeline per call; an eager `model(x)` takes "
               f"{fmt(kc['eager_call']['p50'])} ms). Keras's `load_img` resizes with "
               "NEAREST (not the bilinear+antialias of torchvision), and Keras DenseNet is not the same network as torchvision's."]
-    L += ["", "Not measurable here: GPU asynchrony. On a GPU the seed's loop times `model(x)` without "
-          "`torch.cuda.synchronize()`, so it measures kernel launches, not the work (PyTorch docs, CUDA semantics: asynchronous execution); "
-          "this machine has no GPU, so the seed's `.cuda()` was dropped and every figure here is a CPU figure.", ""]
+    if a.device == "cuda":
+        L += ["", "GPU asynchrony: torch-seed times `model(x)` as the seed does, without `torch.cuda.synchronize()`, so it "
+              "measures kernel launches, not the work (PyTorch docs, CUDA semantics: asynchronous execution); torch-corrected "
+              "waits for the top-5 on the host, as vinfer's loop does.", ""]
+    else:
+        L += ["", "Not measurable here: GPU asynchrony. On a GPU the seed's loop times `model(x)` without "
+              "`torch.cuda.synchronize()`, so it measures kernel launches, not the work (PyTorch docs, CUDA semantics: asynchronous "
+              "execution); these networks ran on the CPU (`--device cuda` on a GPU machine), so the seed's `.cuda()` was dropped "
+              "and every figure here is a CPU figure.", ""]
     if resize:
         L += ["## Resize (seed 002): gray 1411² → 470², and with decoding in the loop", "", "| scenario | what | p50 | mean |", "|---|---|---:|---:|"]
         for r in resize:
@@ -327,6 +358,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "compare"))
     ap.add_argument("--weights")
     ap.add_argument("--quick", action="store_true", help="fewer resize iterations")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the networks run (see the docstring)")
     ap.add_argument("--child")
     a = ap.parse_args()
     a.image = os.path.abspath(a.image)
@@ -334,6 +366,11 @@ def main():
         print(json.dumps(child(a.child, a)))
         return
     os.makedirs(a.out, exist_ok=True)
+    if a.device == "cuda":
+        devs = json.loads(subprocess.run([VINFER, "devices", "--json"], capture_output=True, text=True, check=True).stdout)
+        cuda = next((b for b in devs if b["backend"] == "cuda"), None)
+        if not cuda or not cuda["devices"]:
+            sys.exit("compare.py: --device cuda: vinfer sees no CUDA device (" + (cuda["note"] if cuda else "no CUDA backend") + ")")
     if not a.weights:
         models = os.path.join(ROOT, "out", "models")
         subprocess.run([sys.executable, EXPORT, models, a.model], check=True, env=dict(os.environ, VINFER_OPSET="17"))
