@@ -41,10 +41,16 @@ struct DecodeOptions {
   // Refuse images with more pixels than this before decoding them (Pillow's
   // MAX_IMAGE_PIXELS default: a decompression-bomb guard).
   std::uint64_t max_pixels = 89'478'485;
-  // Called on the decoding thread as rows of the output become final: with
-  // the image (already of its final size) and how many leading rows are done.
-  // JPEG: every 16 rows; PNG: at the end; the last call has rows == height.
-  // For overlapping work with decoding (Preprocessor uses it). Not called when
+  // 2 or more: a colour JPEG (YCbCr 4:2:0 or 4:4:4, decoded at full size)
+  // is entropy-decoded and inverse-transformed by libjpeg on the calling
+  // thread while a second thread upsamples its chroma and converts colour
+  // behind it, as libjpeg would have (the same bytes). Other files: 1 thread.
+  int threads = 1;
+  // Called as rows of the output become final (on the decoding thread, or
+  // on its helper with threads >= 2; one call at a time): with the image
+  // (already of its final size) and how many leading rows are done. JPEG:
+  // every 16 rows; PNG: at the end; the last call has rows == height. For
+  // overlapping work with decoding (Preprocessor uses it). Not called when
   // the EXIF orientation is applied. Must not throw.
   std::function<void(const ImageU8& image, int rows)> on_rows;
 };

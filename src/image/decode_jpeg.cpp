@@ -1,15 +1,21 @@
 // JPEG through libjpeg-turbo's libjpeg API, matching Pillow's defaults
 // (accurate integer IDCT, fancy upsampling) so that pixels are identical.
+#include <algorithm>
+#include <atomic>
+#include <climits>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <jpeglib.h>
 #include <jerror.h>
 
 #include "image/decode_internal.hpp"
+#include "image/jpeg_color.hpp"
+#include "util/thread_pool.hpp"
 #include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
 
@@ -70,8 +76,22 @@ enum class RowConv { None, CmykToRgb, RgbToGray };
 
 // Returns false with err.message set if libjpeg failed. No C++ objects with
 // destructors live between setjmp and any longjmp below.
+// Whether the two-thread raw path takes this file: YCbCr 4:2:0 or 4:4:4 at
+// full size, to RGB or (through RGB) gray.
+bool raw_path_fits(const jpeg_decompress_struct& c, const DecodeOptions& opt) {
+  if (opt.threads < 2 || c.jpeg_color_space != JCS_YCbCr || c.num_components != 3 || c.scale_denom != 1 ||
+      c.image_width < 16 || c.image_height < 2 || opt.format == PixelFormat::RGBA || opt.luma_only)
+    return false;
+  const jpeg_component_info* k = c.comp_info;
+  const bool chroma_1x1 = k[1].h_samp_factor == 1 && k[1].v_samp_factor == 1 && k[2].h_samp_factor == 1 &&
+                          k[2].v_samp_factor == 1;
+  const bool h2v2 = k[0].h_samp_factor == 2 && k[0].v_samp_factor == 2;
+  const bool h1v1 = k[0].h_samp_factor == 1 && k[0].v_samp_factor == 1;
+  return chroma_1x1 && (h2v2 || h1v1);
+}
+
 bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
-         ImageInfo& info, bool header_only, std::vector<std::uint8_t>& rowbuf, const std::string& name) {
+         ImageInfo& info, bool header_only, std::vector<std::uint8_t>& rowbuf, const std::string& name, bool& raw) {
   jpeg_decompress_struct& c = d.cinfo;
   if (setjmp(d.err.jump)) return false;
   jpeg_mem_src(&c, data, static_cast<unsigned long>(size));
@@ -108,6 +128,13 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
   c.scale_num = 1;
   c.scale_denom = static_cast<unsigned>(
       jpeg_draft_denominator(info.width, info.height, opt.target_width, opt.target_height));
+  raw = raw_path_fits(c, opt);
+  if (raw) {  // decode_raw_parallel takes it from here
+    c.raw_data_out = TRUE;
+    jpeg_start_decompress(&c);
+    out.reshape(static_cast<int>(c.output_width), static_cast<int>(c.output_height), C);
+    return true;
+  }
   jpeg_start_decompress(&c);
   const int W = static_cast<int>(c.output_width), H = static_cast<int>(c.output_height);
   out.reshape(W, H, C);
@@ -166,16 +193,128 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
   return true;
 }
 
+
+// The two-thread path. libjpeg (this thread) decodes into whole planes (no
+// upsampling, no colour conversion: raw_data_out) and publishes how many
+// luma rows are final; a pool thread upsamples the chroma and converts
+// colour row by row behind it, exactly as libjpeg would have. The producer
+// never waits for the consumer, so a consumer that starts late only
+// catches up.
+struct RawPlanes {
+  std::vector<std::uint8_t> plane[3];
+  std::size_t stride[3] = {};
+  std::atomic<int> rows{0};  // luma rows decoded (INT_MAX: stop, see failed)
+  std::atomic<bool> failed{false};
+};
+
+// libjpeg's part. Plain data only between setjmp and longjmp.
+bool produce_raw(Decompressor& d, RawPlanes& st) {
+  jpeg_decompress_struct& c = d.cinfo;
+  JSAMPROW rows[3][2 * DCTSIZE];
+  JSAMPARRAY arr[3] = {rows[0], rows[1], rows[2]};
+  if (setjmp(d.err.jump)) return false;
+  const int lines = c.max_v_samp_factor * DCTSIZE;
+  const int H = static_cast<int>(c.output_height);
+  for (int imcu = 0; c.output_scanline < c.output_height; ++imcu) {
+    for (int k = 0; k < 3; ++k) {
+      const int vs = c.comp_info[k].v_samp_factor * DCTSIZE;
+      for (int r = 0; r < vs; ++r) rows[k][r] = st.plane[k].data() + (static_cast<std::size_t>(imcu) * vs + r) * st.stride[k];
+    }
+    jpeg_read_raw_data(&c, arr, static_cast<JDIMENSION>(lines));
+    st.rows.store(std::min(H, (imcu + 1) * lines), std::memory_order_release);
+  }
+  jpeg_finish_decompress(&c);
+  return true;
+}
+
+// The pool thread's part: rows [0, H) of the output.
+void consume_raw(RawPlanes& st, bool h2v2, const DecodeOptions& opt, ImageU8& out) {
+  const int W = out.width(), H = out.height();
+  const int cw = h2v2 ? (W + 1) / 2 : W, ch = h2v2 ? (H + 1) / 2 : H;
+  thread_local std::vector<std::uint8_t> up, rgb;
+  thread_local std::vector<std::uint16_t> colsum;
+  up.resize(2 * (2 * static_cast<std::size_t>(cw) + 32));
+  colsum.resize(static_cast<std::size_t>(cw) + 2);
+  const bool gray = opt.format == PixelFormat::Gray;
+  if (gray) rgb.resize(static_cast<std::size_t>(W) * 3);
+  std::uint8_t* ucb = up.data();
+  std::uint8_t* ucr = up.data() + up.size() / 2;
+  for (int y = 0; y < H; ++y) {
+    // Row y needs its chroma row and the one below (h2v2): luma rows up to 2 * (y / 2) + 4.
+    const int need = std::min(H, h2v2 ? 2 * (y / 2) + 4 : y + 1);
+    for (int spins = 0; st.rows.load(std::memory_order_acquire) < need; ++spins) {
+      if (spins > 4096) std::this_thread::yield();
+      else __builtin_ia32_pause();
+    }
+    if (st.failed.load()) return;
+    const std::uint8_t* luma = st.plane[0].data() + static_cast<std::size_t>(y) * st.stride[0];
+    const std::uint8_t *cb, *cr;
+    if (h2v2) {
+      const int cy = y / 2, ny = (y % 2 == 0) ? std::max(cy - 1, 0) : std::min(cy + 1, ch - 1);
+      for (int k = 1; k < 3; ++k)
+        fancy_h2v2_row(st.plane[k].data() + static_cast<std::size_t>(cy) * st.stride[k],
+                       st.plane[k].data() + static_cast<std::size_t>(ny) * st.stride[k], cw, k == 1 ? ucb : ucr,
+                       colsum.data());
+      cb = ucb;
+      cr = ucr;
+    } else {
+      cb = st.plane[1].data() + static_cast<std::size_t>(y) * st.stride[1];
+      cr = st.plane[2].data() + static_cast<std::size_t>(y) * st.stride[2];
+    }
+    if (gray) {
+      ycc_rgb_row(luma, cb, cr, rgb.data(), static_cast<std::size_t>(W));
+      thread_local ImageU8 g;
+      rgb_to_gray(ImageView<std::uint8_t>{rgb.data(), W, 1, 3, static_cast<std::ptrdiff_t>(W) * 3}, opt.gray_rule, g);
+      std::memcpy(out.row(y), g.data(), static_cast<std::size_t>(W));
+    } else {
+      ycc_rgb_row(luma, cb, cr, out.row(y), static_cast<std::size_t>(W));
+    }
+    if (opt.on_rows && !opt.apply_exif_orientation && (y + 1) % 16 == 0) opt.on_rows(out, y + 1);  // the last call: decode_memory
+  }
+}
+
+// After run() chose the raw path and started the decompressor.
+void decode_raw_parallel(Decompressor& d, const DecodeOptions& opt, ImageU8& out, const std::string& name) {
+  jpeg_decompress_struct& c = d.cinfo;
+  thread_local RawPlanes planes;
+  RawPlanes& st = planes;  // by reference into the lambda: a thread_local named there is the pool thread's own
+  st.rows.store(0);
+  st.failed.store(false);
+  const int imcu_rows = static_cast<int>(c.total_iMCU_rows);
+  for (int k = 0; k < 3; ++k) {
+    const jpeg_component_info& comp = c.comp_info[k];
+    st.stride[k] = static_cast<std::size_t>(c.MCUs_per_row) * comp.h_samp_factor * DCTSIZE;
+    st.plane[k].resize(st.stride[k] * static_cast<std::size_t>(imcu_rows) * comp.v_samp_factor * DCTSIZE);
+  }
+  const bool h2v2 = c.comp_info[0].h_samp_factor == 2;
+  bool ok = true;
+  parallel_for(2, 2, [&](int b, int) {
+    if (b == 0) {
+      ok = produce_raw(d, st);
+      if (!ok) st.failed.store(true);
+      st.rows.store(INT_MAX, std::memory_order_release);  // release the consumer either way
+    } else {
+      consume_raw(st, h2v2, opt, out);
+    }
+  });
+  if (!ok) {
+    if (d.err.truncated) throw Error(ErrorKind::BadInput, name + ": " + d.err.message);
+    throw Error(ErrorKind::BadInput, name + ": corrupt JPEG: " + d.err.message);
+  }
+}
+
 }  // namespace
 
 void decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
                  const std::string& name, ImageInfo& info, bool header_only) {
   Decompressor d;
   thread_local std::vector<std::uint8_t> rowbuf;
-  if (!run(d, data, size, opt, out, info, header_only, rowbuf, name)) {
+  bool raw = false;
+  if (!run(d, data, size, opt, out, info, header_only, rowbuf, name, raw)) {
     if (d.err.truncated) throw Error(ErrorKind::BadInput, name + ": " + d.err.message);
     throw Error(ErrorKind::BadInput, name + ": corrupt JPEG: " + d.err.message);
   }
+  if (raw) decode_raw_parallel(d, opt, out, name);
 }
 
 }  // namespace vinfer::detail

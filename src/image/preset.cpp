@@ -120,6 +120,7 @@ Preprocessor::Preprocessor(Preset p, int threads) : preset_(std::move(p)), resiz
 }()) {
   decode_.format = PixelFormat::RGB;
   threads_ = threads <= 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads;
+  decode_.threads = threads_;
 }
 
 Preprocessor::~Preprocessor() = default;

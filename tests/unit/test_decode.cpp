@@ -2,9 +2,14 @@
 // options behave. (Pixel-exactness against Pillow is in the conformance suite.)
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <random>
 #include <regex>
 
+#include <jpeglib.h>
+
 #include "image/decode_internal.hpp"
+#include "image/jpeg_color.hpp"
 #include "test_support.hpp"
 #include "vinfer/error.hpp"
 
@@ -113,6 +118,127 @@ TEST(Exif, NotAppliedByDefault) {
   o.apply_exif_orientation = true;
   decode_file(data_path("fixtures/jpeg_exif6.jpg"), o, img);
   EXPECT_EQ(img.width(), 120);
+}
+
+// libjpeg's chroma upsampling and colour conversion as vinfer repeats them
+// (two-thread decode): the AVX2 bodies against the plain versions, every
+// YCbCr triple and every chroma width up to 100.
+TEST(JpegColor, KernelsMatchThePlainVersions) {
+  std::vector<std::uint8_t> y(256 * 256), cb(256 * 256), cr(256 * 256);
+  std::vector<std::uint8_t> a(3 * y.size()), b(3 * y.size());
+  for (int v = 0; v < 256; ++v) {
+    for (int i = 0; i < 256 * 256; ++i) {
+      y[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v);
+      cb[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i & 255);
+      cr[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(i >> 8);
+    }
+    detail::ycc_rgb_row(y.data(), cb.data(), cr.data(), a.data(), y.size());
+    detail::ycc_rgb_row_ref(y.data(), cb.data(), cr.data(), b.data(), y.size());
+    ASSERT_EQ(a, b) << "Y = " << v;
+  }
+  // Spot values of jdcolor.c's tables: Cr = 255 adds 178 to red, Cb = 0 takes 227 from blue.
+  const std::uint8_t Y[1] = {50}, CB[1] = {0}, CR[1] = {255};
+  std::uint8_t px[3];
+  detail::ycc_rgb_row_ref(Y, CB, CR, px, 1);
+  EXPECT_EQ(px[0], 228);
+  EXPECT_EQ(px[2], 0);
+  std::mt19937 rng(3);
+  for (int cw = 1; cw <= 100; ++cw) {
+    std::vector<std::uint8_t> cur(static_cast<std::size_t>(cw)), nbr(static_cast<std::size_t>(cw));
+    for (auto& v : cur) v = static_cast<std::uint8_t>(rng());
+    for (auto& v : nbr) v = static_cast<std::uint8_t>(rng());
+    std::vector<std::uint8_t> fast(2 * static_cast<std::size_t>(cw) + 32), ref(2 * static_cast<std::size_t>(cw));
+    std::vector<std::uint16_t> colsum(static_cast<std::size_t>(cw) + 2);
+    detail::fancy_h2v2_row(cur.data(), nbr.data(), cw, fast.data(), colsum.data());
+    detail::fancy_h2v2_row_ref(cur.data(), nbr.data(), cw, ref.data());
+    ASSERT_TRUE(std::equal(ref.begin(), ref.end(), fast.begin())) << "cw = " << cw;
+  }
+}
+
+// A JPEG of random-ish pixels from libjpeg itself, 4:2:0 or 4:4:4.
+std::vector<std::uint8_t> encode_jpeg(int w, int h, bool subsample, bool progressive) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* mem = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &mem, &size);
+  c.image_width = static_cast<JDIMENSION>(w);
+  c.image_height = static_cast<JDIMENSION>(h);
+  c.input_components = 3;
+  c.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 90, TRUE);
+  c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = subsample ? 2 : 1;
+  if (progressive) jpeg_simple_progression(&c);
+  jpeg_start_compress(&c, TRUE);
+  std::vector<std::uint8_t> row(static_cast<std::size_t>(w) * 3);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {  // smooth colour ramps plus texture, so the chroma varies
+      row[3 * x] = static_cast<std::uint8_t>((x * 255) / w ^ (y & 16 ? 0x20 : 0));
+      row[3 * x + 1] = static_cast<std::uint8_t>((y * 255) / h);
+      row[3 * x + 2] = static_cast<std::uint8_t>(((x + y) * 7) & 255);
+    }
+    JSAMPROW r = row.data();
+    jpeg_write_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<std::uint8_t> out(mem, mem + size);
+  std::free(mem);
+  return out;
+}
+
+// The two-thread raw path gives libjpeg's own bytes: real photos (odd and
+// even sizes), the fixtures, and encoded odd sizes; RGB and gray by each
+// rule; other layouts (4:2:2, CMYK, gray files) fall back and agree too.
+TEST(Decode, TwoThreadDecodeGivesTheSameBytes) {
+  std::vector<std::pair<std::string, std::vector<std::uint8_t>>> files;
+  for (const char* f : {"images/retina.jpg", "images/squirrel_cls.jpg", "fixtures/jpeg_420.jpg", "fixtures/jpeg_422.jpg",
+                        "fixtures/jpeg_444.jpg", "fixtures/jpeg_progressive.jpg", "fixtures/jpeg_cmyk.jpg",
+                        "fixtures/jpeg_gray.jpg"}) {
+    std::FILE* fp = std::fopen(data_path(f).c_str(), "rb");
+    ASSERT_NE(fp, nullptr) << f;
+    std::vector<std::uint8_t> bytes;
+    for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
+    std::fclose(fp);
+    files.emplace_back(f, std::move(bytes));
+  }
+  for (auto [w, h] : {std::pair{17, 9}, std::pair{33, 18}, std::pair{16, 2}, std::pair{1001, 67}, std::pair{40, 3}})
+    for (bool sub : {true, false})
+      files.emplace_back(std::to_string(w) + "x" + std::to_string(h) + (sub ? " 4:2:0" : " 4:4:4"),
+                         encode_jpeg(w, h, sub, w == 33));
+  for (const auto& [name, bytes] : files) {
+    for (int fmt = 0; fmt < 4; ++fmt) {
+      SCOPED_TRACE(name + " format " + std::to_string(fmt));
+      DecodeOptions one;
+      one.format = fmt == 0 ? PixelFormat::RGB : PixelFormat::Gray;
+      one.gray_rule = fmt == 1 ? GrayRule::Pil : fmt == 2 ? GrayRule::Tf : GrayRule::OpenCv;
+      DecodeOptions two = one;
+      two.threads = 2;
+      int calls = 0, last = 0;
+      two.on_rows = [&](const ImageU8&, int rows) {
+        EXPECT_GT(rows, last);
+        last = rows;
+        ++calls;
+      };
+      ImageU8 a, b;
+      decode_memory(bytes.data(), bytes.size(), one, a, name);
+      decode_memory(bytes.data(), bytes.size(), two, b, name);
+      ASSERT_EQ(a.width(), b.width());
+      ASSERT_EQ(a.height(), b.height());
+      ASSERT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+      EXPECT_EQ(last, b.height());
+      EXPECT_GT(calls, 0);
+    }
+  }
+  // A truncated file is the same clear error on the two-thread path.
+  DecodeOptions two;
+  two.threads = 2;
+  ImageU8 img;
+  const auto& retina = files.front().second;
+  EXPECT_THROW(decode_memory(retina.data(), retina.size() / 2, two, img, "half.jpg"), Error);
 }
 
 }  // namespace

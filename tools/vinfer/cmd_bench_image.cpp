@@ -42,6 +42,7 @@ struct BenchResizeCmd {
     if (iters < 1) throw Error(ErrorKind::InvalidArgument, "--iters must be >= 1");
     const ResizeSpec spec = r.spec();
     DecodeOptions opt;
+    opt.threads = r.threads;  // 2+: libjpeg on one thread, chroma upsampling + colour on another
     if (gray) {
       opt.format = PixelFormat::Gray;
       opt.gray_rule = parse_gray_rule(gray_rule);
