@@ -189,24 +189,41 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
     if (!stream_) stream_.reset(new Stream(&resizer_));
     stream_->reset(&resizer_);
     Stream* st = stream_.get();
-    opt.on_rows = [this, st](const ImageU8& img, int rows) {
-      {
-        std::lock_guard l(st->m);
-        if (!st->active && !st->declined) {
-          const auto [w, h] = resize_target(img.width(), img.height());
-          st->declined = static_cast<long long>(img.width()) * img.height() < 512 * 512 ||
-                         (w == img.width() && h == img.height()) || !resizer_.can_stream(img.width(), img.height(), w, h, 3);
-          if (!st->declined) {
-            st->active = true;
-            st->view = img.view();
-            st->ow = w;
-            st->oh = h;
-          }
+    opt.on_rows = [this, st, caller = std::this_thread::get_id()](const ImageU8& img, int rows) {
+      std::unique_lock l(st->m);
+      if (!st->active && !st->declined) {
+        const auto [w, h] = resize_target(img.width(), img.height());
+        st->declined = static_cast<long long>(img.width()) * img.height() < 512 * 512 ||
+                       (w == img.width() && h == img.height()) || !resizer_.can_stream(img.width(), img.height(), w, h, 3);
+        if (!st->declined) {
+          st->active = true;
+          st->view = img.view();
+          st->ow = w;
+          st->oh = h;
         }
-        // Hand over in steps of 64 rows: each hand-over may wake the worker (a futex call).
-        if (!st->active || (rows - st->ready < 64 && rows != img.height())) return;
-        st->ready = rows;
       }
+      if (!st->active) return;
+      if (std::this_thread::get_id() != caller && st->done == st->ready) {
+        // The decoder's own helper thread (two-thread JPEG decode) calls us
+        // while the calling thread runs libjpeg: do the rows here rather than
+        // wake a third thread on two cores.
+        const int a = st->done;
+        l.unlock();
+        try {
+          st->resizer->stream_rows(st->view, st->ow, st->oh, a, rows);
+        } catch (...) {
+          l.lock();
+          if (!st->error) st->error = std::current_exception();
+          l.unlock();
+        }
+        l.lock();
+        st->done = st->ready = rows;
+        return;
+      }
+      // Hand over in steps of 64 rows: each hand-over may wake the worker (a futex call).
+      if (rows - st->ready < 64 && rows != img.height()) return;
+      st->ready = rows;
+      l.unlock();
       st->cv.notify_all();
     };
   }
