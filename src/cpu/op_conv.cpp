@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "cpu/cpu_op.hpp"
 #include "cpu/winograd.hpp"
@@ -27,13 +28,19 @@ class WinogradOp : public CpuOp {
 };
 
 // Where oneDNN has no Winograd for the shape (it has none for AVX2 in 2.6),
-// vinfer's F(4,3) runs instead. VINFER_WINOGRAD=vinfer prefers it even where
-// oneDNN has one (to compare the two), =onednn never uses it.
+// vinfer's F(4,3) runs instead; and over oneDNN's F(2,3) on maps of 112x112
+// and more (AVX-512: VGG19's first 3x3 layers 5.3 vs 7.2 ms, 2.8 vs 3.5 ms
+// and 5.5 vs 7.8 ms; at 56x56 oneDNN's F(2,3) and F(4,3) were the faster,
+// `vinfer info MODEL --profile` with each VINFER_WINOGRAD). onednn_impl: the
+// implementation oneDNN offered ("" for none). VINFER_WINOGRAD=vinfer prefers
+// vinfer's wherever it applies (to compare), =onednn never uses it.
 bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const Shape& xs,
-                      const Shape& ys, const TensorData& w, const TensorData* b, bool onednn_has_one) {
+                      const Shape& ys, const TensorData& w, const TensorData* b, const std::string& onednn_impl) {
   const char* env = std::getenv("VINFER_WINOGRAD");
   const bool prefer = env && std::strcmp(env, "vinfer") == 0;
-  if ((env && std::strcmp(env, "onednn") == 0) || (onednn_has_one && !prefer)) return false;
+  const bool beats_onednn = onednn_impl.empty() ||
+                            (onednn_impl.find("wino_2x3") != std::string::npos && ys[2] * ys[3] >= 112 * 112);
+  if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return false;
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   if (n.post_ops.size() > 1) return false;
   for (const PostOp& po : n.post_ops) {
@@ -66,7 +73,7 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = "vinfer:wino_f43_avx2";
+  op->impl = channel_block() == 16 ? "vinfer:wino_f43_avx512" : "vinfer:wino_f43_avx2";
   op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / w.shape[0]);
   ctx.add(std::move(op));
   return true;
@@ -125,7 +132,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
     } catch (const dnnl::error&) {
       // not implemented for this ISA or shape: vinfer's own, or direct below
     }
-    if (in_form == Form::Blocked && extra.empty() && try_own_winograd(ctx, n, p, xs, ys, *w, b, static_cast<bool>(pd)))
+    if (in_form == Form::Blocked && extra.empty() &&
+        try_own_winograd(ctx, n, p, xs, ys, *w, b, pd ? std::string(pd.impl_info_str()) : std::string()))
       return;
   }
   TensorRef src = ctx.input(n.inputs[0], in_form);
