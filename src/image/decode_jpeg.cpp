@@ -76,18 +76,45 @@ enum class RowConv { None, CmykToRgb, RgbToGray };
 
 // Returns false with err.message set if libjpeg failed. No C++ objects with
 // destructors live between setjmp and any longjmp below.
-// Whether the two-thread raw path takes this file: YCbCr 4:2:0 or 4:4:4 at
-// full size, to RGB or (through RGB) gray.
-bool raw_path_fits(const jpeg_decompress_struct& c, const DecodeOptions& opt) {
-  if (opt.threads < 2 || c.jpeg_color_space != JCS_YCbCr || c.num_components != 3 || c.scale_denom != 1 ||
-      c.image_width < 16 || c.image_height < 2 || opt.format == PixelFormat::RGBA || opt.luma_only)
+// Rows per block of a component once DCT-scaled (8 at full size).
+#if JPEG_LIB_VERSION >= 70
+int block_rows(const jpeg_component_info& k) { return k.DCT_v_scaled_size; }
+int min_block_rows(const jpeg_decompress_struct& c) { return c.min_DCT_v_scaled_size; }
+#else
+int block_rows(const jpeg_component_info& k) { return k.DCT_scaled_size; }
+int min_block_rows(const jpeg_decompress_struct& c) { return c.min_DCT_scaled_size; }
+#endif
+
+// How many output pixels one chroma sample covers along each axis once
+// libjpeg has chosen its IDCT sizes (jpeg_calc_output_dimensions): 2 for
+// 4:2:0 at full size; 1 for 4:4:4, and for 4:2:0 DCT-scaled, where
+// libjpeg-turbo inverse-transforms the chroma at twice the luma's scale
+// instead of upsampling it.
+int chroma_factor(const jpeg_decompress_struct& c) {
+  const jpeg_component_info* k = c.comp_info;
+  const int y = k[0].h_samp_factor * block_rows(k[0]), cb = k[1].h_samp_factor * block_rows(k[1]),
+            cr = k[2].h_samp_factor * block_rows(k[2]);
+  const int vy = k[0].v_samp_factor * block_rows(k[0]), vcb = k[1].v_samp_factor * block_rows(k[1]),
+            vcr = k[2].v_samp_factor * block_rows(k[2]);
+  if (cb != cr || vcb != vcr || y % cb != 0 || vy % vcb != 0 || y / cb != vy / vcb) return 0;
+  return y / cb;
+}
+
+// Whether the two-thread raw path takes this file: YCbCr with 4:2:0 or 4:4:4
+// sampling, whose chroma libjpeg would upsample 2x2 "fancy" or not at all, to
+// RGB or (through RGB) gray. Calls jpeg_calc_output_dimensions.
+bool raw_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt) {
+  if (opt.threads < 2 || c.jpeg_color_space != JCS_YCbCr || c.num_components != 3 || c.image_width < 16 ||
+      c.image_height < 2 || opt.format == PixelFormat::RGBA || opt.luma_only)
     return false;
   const jpeg_component_info* k = c.comp_info;
   const bool chroma_1x1 = k[1].h_samp_factor == 1 && k[1].v_samp_factor == 1 && k[2].h_samp_factor == 1 &&
                           k[2].v_samp_factor == 1;
-  const bool h2v2 = k[0].h_samp_factor == 2 && k[0].v_samp_factor == 2;
-  const bool h1v1 = k[0].h_samp_factor == 1 && k[0].v_samp_factor == 1;
-  return chroma_1x1 && (h2v2 || h1v1);
+  const bool luma_ok = k[0].h_samp_factor == k[0].v_samp_factor && k[0].h_samp_factor <= 2;
+  if (!chroma_1x1 || !luma_ok) return false;
+  jpeg_calc_output_dimensions(&c);
+  const int f = chroma_factor(c);
+  return (f == 1 || f == 2) && c.output_width >= 16;
 }
 
 bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
@@ -213,11 +240,11 @@ bool produce_raw(Decompressor& d, RawPlanes& st) {
   JSAMPROW rows[3][2 * DCTSIZE];
   JSAMPARRAY arr[3] = {rows[0], rows[1], rows[2]};
   if (setjmp(d.err.jump)) return false;
-  const int lines = c.max_v_samp_factor * DCTSIZE;
+  const int lines = c.max_v_samp_factor * min_block_rows(c);
   const int H = static_cast<int>(c.output_height);
   for (int imcu = 0; c.output_scanline < c.output_height; ++imcu) {
     for (int k = 0; k < 3; ++k) {
-      const int vs = c.comp_info[k].v_samp_factor * DCTSIZE;
+      const int vs = c.comp_info[k].v_samp_factor * block_rows(c.comp_info[k]);
       for (int r = 0; r < vs; ++r) rows[k][r] = st.plane[k].data() + (static_cast<std::size_t>(imcu) * vs + r) * st.stride[k];
     }
     jpeg_read_raw_data(&c, arr, static_cast<JDIMENSION>(lines));
@@ -283,10 +310,11 @@ void decode_raw_parallel(Decompressor& d, const DecodeOptions& opt, ImageU8& out
   const int imcu_rows = static_cast<int>(c.total_iMCU_rows);
   for (int k = 0; k < 3; ++k) {
     const jpeg_component_info& comp = c.comp_info[k];
-    st.stride[k] = static_cast<std::size_t>(c.MCUs_per_row) * comp.h_samp_factor * DCTSIZE;
-    st.plane[k].resize(st.stride[k] * static_cast<std::size_t>(imcu_rows) * comp.v_samp_factor * DCTSIZE);
+    // Square scaled blocks (scale_num / scale_denom applies to both axes).
+    st.stride[k] = static_cast<std::size_t>(c.MCUs_per_row) * comp.h_samp_factor * block_rows(comp);
+    st.plane[k].resize(st.stride[k] * static_cast<std::size_t>(imcu_rows) * comp.v_samp_factor * block_rows(comp));
   }
-  const bool h2v2 = c.comp_info[0].h_samp_factor == 2;
+  const bool h2v2 = chroma_factor(c) == 2;
   bool ok = true;
   parallel_for(2, 2, [&](int b, int) {
     if (b == 0) {

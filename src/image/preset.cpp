@@ -193,7 +193,9 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
       std::unique_lock l(st->m);
       if (!st->active && !st->declined) {
         const auto [w, h] = resize_target(img.width(), img.height());
-        st->declined = static_cast<long long>(img.width()) * img.height() < 512 * 512 ||
+        // Small images only stream on the decoder's helper thread (nothing to wake).
+        const bool helper = std::this_thread::get_id() != caller;
+        st->declined = (!helper && static_cast<long long>(img.width()) * img.height() < 512 * 512) ||
                        (w == img.width() && h == img.height()) || !resizer_.can_stream(img.width(), img.height(), w, h, 3);
         if (!st->declined) {
           st->active = true;

@@ -210,27 +210,34 @@ TEST(Decode, TwoThreadDecodeGivesTheSameBytes) {
       files.emplace_back(std::to_string(w) + "x" + std::to_string(h) + (sub ? " 4:2:0" : " 4:4:4"),
                          encode_jpeg(w, h, sub, w == 33));
   for (const auto& [name, bytes] : files) {
+    const ImageInfo info = probe_memory(bytes.data(), bytes.size(), name);
     for (int fmt = 0; fmt < 4; ++fmt) {
-      SCOPED_TRACE(name + " format " + std::to_string(fmt));
-      DecodeOptions one;
-      one.format = fmt == 0 ? PixelFormat::RGB : PixelFormat::Gray;
-      one.gray_rule = fmt == 1 ? GrayRule::Pil : fmt == 2 ? GrayRule::Tf : GrayRule::OpenCv;
-      DecodeOptions two = one;
-      two.threads = 2;
-      int calls = 0, last = 0;
-      two.on_rows = [&](const ImageU8&, int rows) {
-        EXPECT_GT(rows, last);
-        last = rows;
-        ++calls;
-      };
-      ImageU8 a, b;
-      decode_memory(bytes.data(), bytes.size(), one, a, name);
-      decode_memory(bytes.data(), bytes.size(), two, b, name);
-      ASSERT_EQ(a.width(), b.width());
-      ASSERT_EQ(a.height(), b.height());
-      ASSERT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
-      EXPECT_EQ(last, b.height());
-      EXPECT_GT(calls, 0);
+      for (int scale : {1, 2, 4, 8}) {  // DCT scaling (1/8: one thread, libjpeg's plain upsampling)
+        SCOPED_TRACE(name + " format " + std::to_string(fmt) + " 1/" + std::to_string(scale));
+        DecodeOptions one;
+        one.format = fmt == 0 ? PixelFormat::RGB : PixelFormat::Gray;
+        one.gray_rule = fmt == 1 ? GrayRule::Pil : fmt == 2 ? GrayRule::Tf : GrayRule::OpenCv;
+        if (scale > 1) {
+          one.target_width = std::max(1, info.width / scale);
+          one.target_height = std::max(1, info.height / scale);
+        }
+        DecodeOptions two = one;
+        two.threads = 2;
+        int calls = 0, last = 0;
+        two.on_rows = [&](const ImageU8&, int rows) {
+          EXPECT_GT(rows, last);
+          last = rows;
+          ++calls;
+        };
+        ImageU8 a, b;
+        decode_memory(bytes.data(), bytes.size(), one, a, name);
+        decode_memory(bytes.data(), bytes.size(), two, b, name);
+        ASSERT_EQ(a.width(), b.width());
+        ASSERT_EQ(a.height(), b.height());
+        ASSERT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+        EXPECT_EQ(last, b.height());
+        EXPECT_GT(calls, 0);
+      }
     }
   }
   // A truncated file is the same clear error on the two-thread path.
