@@ -166,9 +166,9 @@ class Program final : public detail::Executor {
     ops_.clear();
     if (exec_) cudaGraphExecDestroy(exec_);
     if (graph_) cudaGraphDestroy(graph_);
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (body_exec_) cudaGraphExecDestroy(body_exec_);
     if (body_graph_) cudaGraphDestroy(body_graph_);
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);  // after the graphs that record them
     if (pinned_img_) cudaFreeHost(pinned_img_);
     if (pinned_in_) cudaFreeHost(pinned_in_);
     if (pinned_out_) cudaFreeHost(pinned_out_);
