@@ -18,6 +18,17 @@ namespace {
 // then columns) never sleep; a thread idle for longer gives its core back.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
+// Set while this thread runs a chunk: a parallel_for from inside one runs its
+// chunks in order on this thread (the pool runs one region at a time, so
+// waiting for it there would never end).
+thread_local bool tls_in_chunk = false;
+
+struct InChunk {
+  bool saved = tls_in_chunk;
+  InChunk() { tls_in_chunk = true; }
+  ~InChunk() { tls_in_chunk = saved; }
+};
+
 template <typename Done>
 bool spin_until(const Done& done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
@@ -52,6 +63,7 @@ class Pool {
     std::exception_ptr local;
     try {
       auto [b, e] = range(0);
+      InChunk in;
       fn(b, e);
     } catch (...) {
       local = std::current_exception();
@@ -99,6 +111,7 @@ class Pool {
       lock.unlock();
       std::exception_ptr err;
       try {
+        InChunk in;
         (*fn)(b, e);
       } catch (...) {
         err = std::current_exception();
@@ -130,6 +143,11 @@ void parallel_for(int n, int threads, const std::function<void(int, int)>& fn) {
   const int chunks = std::min(n, std::max(1, threads));
   if (chunks == 1) {
     fn(0, n);
+    return;
+  }
+  if (tls_in_chunk) {  // nested: the same chunks, one after another
+    for (int c = 0; c < chunks; ++c)
+      fn(static_cast<int>(static_cast<long long>(n) * c / chunks), static_cast<int>(static_cast<long long>(n) * (c + 1) / chunks));
     return;
   }
   Pool::instance().run(n, chunks, fn);

@@ -122,4 +122,18 @@ TEST(ThreadPool, CoversRangeOnceAndPropagatesErrors) {
                Error);
 }
 
+// A region started from inside a chunk (a two-thread decode called from a
+// parallel resize, say) runs its chunks in order instead of waiting forever
+// for the pool, which runs one region at a time.
+TEST(ThreadPool, NestedRegionRunsInline) {
+  std::vector<std::atomic<int>> hits(64);
+  detail::parallel_for(4, 2, [&](int b, int e) {
+    for (int i = b; i < e; ++i)
+      detail::parallel_for(16, 2, [&](int ib, int ie) {
+        for (int j = ib; j < ie; ++j) hits[static_cast<std::size_t>(i * 16 + j)]++;
+      });
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
 }  // namespace vinfer::test
