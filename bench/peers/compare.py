@@ -321,7 +321,7 @@ def write_report(a, runs, resize):
     else:
         L += ["", "Not measurable here: GPU asynchrony. On a GPU the seed's loop times `model(x)` without "
               "`torch.cuda.synchronize()`, so it measures kernel launches, not the work (PyTorch docs, CUDA semantics: asynchronous "
-              "execution); these networks ran on the CPU (`--device cuda` on a GPU machine), so the seed's `.cuda()` was dropped "
+              "execution); these networks ran on the CPU (`--device cuda` puts them on a GPU), so the seed's `.cuda()` was dropped "
               "and every figure here is a CPU figure.", ""]
     if resize:
         L += ["## Resize (seed 002): gray 1411² → 470², and with decoding in the loop", "", "| scenario | what | p50 | mean |", "|---|---|---:|---:|"]
