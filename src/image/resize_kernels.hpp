@@ -49,8 +49,8 @@ void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int ou
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
 // AVX-512 BW + VBMI + VNNI (resize_kernels_avx512.cpp): Pillow's RGB
 // horizontal pass over a whole row of in_w pixels with the byte-digit
-// weights of AxisTaps::digits3 (regs: 1 or 2; ndigits: 3 or 4). Call only
-// when has_avx512vnni().
+// weights of AxisTaps::digits3 (regs: 0 for pairs of outputs, 1 or 2;
+// ndigits: 3 or 4). Call only when has_avx512vnni().
 bool has_avx512vnni();
 void pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int8_t* digits,
                                  int regs, int ndigits, int out_w, int in_w);

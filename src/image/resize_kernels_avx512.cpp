@@ -27,6 +27,41 @@ bool has_avx512vnni() {
 
 namespace {
 
+// 64 bytes of a row from byte `offset`; past the row end (masked) they read as zero.
+inline __m512i load_row(const std::uint8_t* row, int offset, int row_bytes, bool masked) {
+  if (!masked) return _mm512_loadu_si512(row + offset);
+  const int n = row_bytes - offset;  // > 0: each load starts at a tap inside the window
+  return _mm512_maskz_loadu_epi8(n >= 64 ? ~0ULL : (1ULL << n) - 1, row + offset);
+}
+
+// Sums with D digits (base 128) -> one value per lane.
+template <int D>
+inline __m512i combine_digits(const __m512i* a) {
+  __m512i acc = a[D - 1];
+  for (int d = D - 2; d >= 0; --d) acc = _mm512_add_epi32(_mm512_slli_epi32(acc, 7), a[d]);
+  return acc;
+}
+
+// Four outputs' [R G B _] sums (one per 128-bit lane) -> Pillow's rounding and clip -> 12 bytes.
+inline void store4(__m512i v, std::uint8_t* d) {
+  const __m512i round = _mm512_set1_epi32(1 << 21), zero = _mm512_setzero_si512(), max = _mm512_set1_epi32(255);
+  const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  v = _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(_mm512_add_epi32(v, round), 22), zero), max);
+  const __m128i b = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(v), pack);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(d), b);
+  const int tail = _mm_extract_epi32(b, 2);
+  std::memcpy(d + 8, &tail, 4);
+}
+
+// One output's [R G B _] sum in a 128-bit vector -> 3 bytes.
+inline void store1(__m128i r4, std::uint8_t* d) {
+  r4 = _mm_min_epi32(_mm_max_epi32(_mm_srai_epi32(_mm_add_epi32(r4, _mm_set1_epi32(1 << 21)), 22), _mm_setzero_si128()),
+                     _mm_set1_epi32(255));
+  d[0] = static_cast<std::uint8_t>(_mm_cvtsi128_si32(r4));
+  d[1] = static_cast<std::uint8_t>(_mm_extract_epi32(r4, 1));
+  d[2] = static_cast<std::uint8_t>(_mm_extract_epi32(r4, 2));
+}
+
 // ROWS source rows through the same weights (loaded once for all of them);
 // REGS registers of 16 taps per output, D digits per weight.
 template <int ROWS, int REGS, int D>
@@ -43,11 +78,6 @@ void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const 
   // Outputs whose 64-byte loads stay in the row; the rest load with a mask.
   int safe_end = out_w;
   while (safe_end > 0 && start[safe_end - 1] * 3 + 48 * (REGS - 1) + 64 > row_bytes) --safe_end;
-  auto load = [&](const std::uint8_t* row, int offset, bool masked) {
-    if (!masked) return _mm512_loadu_si512(row + offset);
-    const int n = row_bytes - offset;  // > 0: each register starts at a tap inside the window
-    return _mm512_maskz_loadu_epi8(n >= 64 ? ~0ULL : (1ULL << n) - 1, row + offset);
-  };
   auto pixel = [&](int x, __m512i* acc, bool masked) {  // per row: 4 lanes x [R G B 0] partial sums of output x
     __m512i a[D][ROWS];
     for (int d = 0; d < D; ++d)
@@ -57,18 +87,17 @@ void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const 
       __m512i wd[D];
       for (int d = 0; d < D; ++d) wd[d] = _mm512_loadu_si512(w + 64 * d);
       for (int i = 0; i < ROWS; ++i) {
-        const __m512i px = _mm512_maskz_permutexvar_epi8(keep, perm, load(in[i], start[x] * 3 + 48 * r, masked));
+        const __m512i px =
+            _mm512_maskz_permutexvar_epi8(keep, perm, load_row(in[i], start[x] * 3 + 48 * r, row_bytes, masked));
         for (int d = 0; d < D; ++d) a[d][i] = _mm512_dpbusd_epi32(a[d][i], px, wd[d]);
       }
     }
     for (int i = 0; i < ROWS; ++i) {
-      acc[i] = a[D - 1][i];
-      for (int d = D - 2; d >= 0; --d) acc[i] = _mm512_add_epi32(_mm512_slli_epi32(acc[i], 7), a[d][i]);
+      __m512i t[D];
+      for (int d = 0; d < D; ++d) t[d] = a[d][i];
+      acc[i] = combine_digits<D>(t);
     }
   };
-  const __m512i round = _mm512_set1_epi32(1 << 21), zero = _mm512_setzero_si512(), max = _mm512_set1_epi32(255);
-  // [R0 G0 B0 _ R1 G1 B1 _ ...] -> 12 packed bytes.
-  const __m128i pack = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
   int x = 0;
   // Four outputs at a time: their lane sums by two 128-bit-lane transposes.
   for (; x + 4 <= safe_end; x += 4) {
@@ -77,26 +106,62 @@ void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const 
     for (int i = 0; i < ROWS; ++i) {
       const __m512i s01 = _mm512_add_epi32(_mm512_shuffle_i32x4(a[0][i], a[1][i], 0x44), _mm512_shuffle_i32x4(a[0][i], a[1][i], 0xEE));
       const __m512i s23 = _mm512_add_epi32(_mm512_shuffle_i32x4(a[2][i], a[3][i], 0x44), _mm512_shuffle_i32x4(a[2][i], a[3][i], 0xEE));
-      __m512i v = _mm512_add_epi32(_mm512_shuffle_i32x4(s01, s23, 0x88), _mm512_shuffle_i32x4(s01, s23, 0xDD));
-      v = _mm512_min_epi32(_mm512_max_epi32(_mm512_srai_epi32(_mm512_add_epi32(v, round), 22), zero), max);
-      const __m128i b = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(v), pack);
-      std::uint8_t* d = out[i] + x * 3;
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(d), b);
-      const int tail = _mm_extract_epi32(b, 2);
-      std::memcpy(d + 8, &tail, 4);
+      store4(_mm512_add_epi32(_mm512_shuffle_i32x4(s01, s23, 0x88), _mm512_shuffle_i32x4(s01, s23, 0xDD)), out[i] + x * 3);
     }
   }
   for (; x < out_w; ++x) {
     __m512i acc[ROWS];
     pixel(x, acc, x >= safe_end);
+    for (int i = 0; i < ROWS; ++i)
+      store1(_mm_add_epi32(_mm_add_epi32(_mm512_castsi512_si128(acc[i]), _mm512_extracti32x4_epi32(acc[i], 1)),
+                           _mm_add_epi32(_mm512_extracti32x4_epi32(acc[i], 2), _mm512_extracti32x4_epi32(acc[i], 3))),
+             out[i] + x * 3);
+  }
+}
+
+// Up to 8 taps: two outputs per register, output x in 128-bit lanes 0-1 and
+// x + 1 in lanes 2-3, both from x's 64-byte load (the plan checked that x + 1
+// starts at most 13 pixels later); digits: per pair of outputs.
+template <int ROWS, int D>
+void pil_c3_vnni_pairs(const std::uint8_t* const* in, std::uint8_t* const* out, const int* start,
+                       const std::int8_t* digits, int out_w, int row_bytes) {
+  alignas(64) std::int8_t idx[64];
+  for (int g = 0; g < 4; ++g)
+    for (int c = 0; c < 4; ++c)
+      for (int j = 0; j < 4; ++j) idx[16 * g + 4 * c + j] = static_cast<std::int8_t>(c < 3 ? (4 * (g % 2) + j) * 3 + c : 0);
+  const __m512i perm = _mm512_load_si512(idx);
+  const __mmask64 keep = 0x0FFF0FFF0FFF0FFFULL, upper = 0xFFFFFFFF00000000ULL;
+  int safe_end = out_w;  // outputs whose 64-byte load stays in the row
+  while (safe_end > 0 && start[safe_end - 1] * 3 + 64 > row_bytes) --safe_end;
+  // The pair (x, x + 1) with x even: per row, lanes [x: 2 tap groups | x + 1: 2 tap groups].
+  auto pair = [&](int x, __m512i* acc) {
+    const int next = x + 1 < out_w ? start[x + 1] : start[x];
+    const __m512i p = _mm512_mask_add_epi8(perm, upper, perm, _mm512_set1_epi8(static_cast<char>(3 * (next - start[x]))));
+    const std::int8_t* w = digits + static_cast<std::size_t>(x / 2) * D * 64;
+    __m512i wd[D];
+    for (int d = 0; d < D; ++d) wd[d] = _mm512_loadu_si512(w + 64 * d);
     for (int i = 0; i < ROWS; ++i) {
-      __m128i r4 = _mm_add_epi32(_mm_add_epi32(_mm512_castsi512_si128(acc[i]), _mm512_extracti32x4_epi32(acc[i], 1)),
-                                 _mm_add_epi32(_mm512_extracti32x4_epi32(acc[i], 2), _mm512_extracti32x4_epi32(acc[i], 3)));
-      r4 = _mm_min_epi32(_mm_max_epi32(_mm_srai_epi32(_mm_add_epi32(r4, _mm_set1_epi32(1 << 21)), 22), _mm_setzero_si128()),
-                         _mm_set1_epi32(255));
-      out[i][x * 3 + 0] = static_cast<std::uint8_t>(_mm_cvtsi128_si32(r4));
-      out[i][x * 3 + 1] = static_cast<std::uint8_t>(_mm_extract_epi32(r4, 1));
-      out[i][x * 3 + 2] = static_cast<std::uint8_t>(_mm_extract_epi32(r4, 2));
+      const __m512i px = _mm512_maskz_permutexvar_epi8(keep, p, load_row(in[i], start[x] * 3, row_bytes, x >= safe_end));
+      __m512i a[D];
+      for (int d = 0; d < D; ++d) a[d] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), px, wd[d]);
+      acc[i] = combine_digits<D>(a);
+    }
+  };
+  int x = 0;
+  for (; x + 4 <= out_w; x += 4) {
+    __m512i a[ROWS], b[ROWS];
+    pair(x, a);
+    pair(x + 2, b);
+    for (int i = 0; i < ROWS; ++i)
+      store4(_mm512_add_epi32(_mm512_shuffle_i32x4(a[i], b[i], 0x88), _mm512_shuffle_i32x4(a[i], b[i], 0xDD)), out[i] + x * 3);
+  }
+  for (; x < out_w; x += 2) {
+    __m512i a[ROWS];
+    pair(x, a);
+    for (int i = 0; i < ROWS; ++i) {
+      store1(_mm_add_epi32(_mm512_castsi512_si128(a[i]), _mm512_extracti32x4_epi32(a[i], 1)), out[i] + x * 3);
+      if (x + 1 < out_w)
+        store1(_mm_add_epi32(_mm512_extracti32x4_epi32(a[i], 2), _mm512_extracti32x4_epi32(a[i], 3)), out[i] + x * 3 + 3);
     }
   }
 }
@@ -104,6 +169,10 @@ void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const 
 template <int ROWS>
 void pil_c3_dispatch(const std::uint8_t* const* in, std::uint8_t* const* out, const int* start,
                      const std::int8_t* digits, int regs, int ndigits, int out_w, int row_bytes) {
+  if (regs == 0) {
+    if (ndigits == 3) return pil_c3_vnni_pairs<ROWS, 3>(in, out, start, digits, out_w, row_bytes);
+    return pil_c3_vnni_pairs<ROWS, 4>(in, out, start, digits, out_w, row_bytes);
+  }
   if (ndigits == 3) {
     if (regs == 1) return pil_c3_vnni<ROWS, 1, 3>(in, out, start, digits, out_w, row_bytes);
     return pil_c3_vnni<ROWS, 2, 3>(in, out, start, digits, out_w, row_bytes);

@@ -174,7 +174,7 @@ bool has_avx2() {
 }
 
 namespace {
-bool use_vnni(int C, const AxisTaps& t) { return C == 3 && t.digits3_regs > 0 && has_avx512vnni(); }
+bool use_vnni(int C, const AxisTaps& t) { return C == 3 && !t.digits3.empty() && has_avx512vnni(); }
 }  // namespace
 
 void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const AxisTaps& t) {

@@ -170,13 +170,21 @@ AxisTaps pil_taps(int in, int out, Filter f) {
     const bool three = std::all_of(t.fixed.begin(), t.fixed.end(),
                                    [](std::int32_t w) { return w >= -(1 << 21) && w < (1 << 21); });
     const int D = three ? 3 : 4;
-    t.digits3_regs = regs;
+    // Up to 8 taps: two outputs per register when each odd output starts at
+    // most 13 pixels after its even neighbour (both windows in one 64-byte load).
+    bool pairs = t.max_taps <= 8;
+    for (int o = 0; pairs && o + 1 < out; o += 2) pairs = t.start[o + 1] - t.start[o] <= 13;
+    t.digits3_regs = pairs ? 0 : regs;
     t.digits3_count = D;
-    t.digits3.assign(static_cast<std::size_t>(out) * regs * D * 64, 0);
+    const std::size_t blocks = pairs ? static_cast<std::size_t>(out + 1) / 2 : static_cast<std::size_t>(out) * regs;
+    t.digits3.assign(blocks * D * 64, 0);
     for (int o = 0; o < out; ++o)
       for (int k = 0; k < t.max_taps; ++k) {
         const std::int32_t w = t.fixed[static_cast<std::size_t>(o) * t.max_taps + k];
-        std::int8_t* d = t.digits3.data() + (static_cast<std::size_t>(o) * regs + k / 16) * D * 64 + 16 * ((k % 16) / 4) + k % 4;
+        // The 128-bit lane of tap group k / 4: per output (regs registers), or per pair (output o % 2 in lanes 2-3).
+        const std::size_t block = pairs ? static_cast<std::size_t>(o / 2) : static_cast<std::size_t>(o) * regs + k / 16;
+        const int lane = pairs ? 2 * (o % 2) + k / 4 : (k % 16) / 4;
+        std::int8_t* d = t.digits3.data() + block * D * 64 + 16 * lane + k % 4;
         for (int c = 0; c < 3; ++c)
           for (int i = 0; i < D; ++i)  // the top digit keeps the sign
             d[64 * i + 4 * c] = static_cast<std::int8_t>(i == D - 1 ? w >> (7 * i) : (w >> (7 * i)) & 127);

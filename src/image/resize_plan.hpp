@@ -56,8 +56,10 @@ struct AxisTaps {
   int split3_groups = 0, split3_safe_end = 0;
   // Pillow on RGB u8 with <= 32 taps: each weight as digits3_count signed
   // bytes (w = ... + d2 * 2^14 + d1 * 2^7 + d0; 3 when every |w| < 2^21,
-  // else 4) for the AVX-512 VNNI kernel; per output digits3_regs x
-  // [d0 | d1 | ...] x 64 bytes, a byte per tap and channel.
+  // else 4) for the AVX-512 VNNI kernel; per output digits3_regs (1 or 2) x
+  // [d0 | d1 | ...] x 64 bytes, a byte per tap and channel; digits3_regs 0:
+  // up to 8 taps, per pair of outputs one [d0 | d1 | ...] x 64 bytes (the
+  // odd output in the upper half). Empty where the kernel does not apply.
   std::vector<std::int8_t> digits3;
   int digits3_regs = 0, digits3_count = 0;
   // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
