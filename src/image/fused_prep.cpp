@@ -66,11 +66,9 @@ FusedPrep make_fused_prep(const Preset& p, int src_w, int src_h) {
     } else {
       throw Error(ErrorKind::Unsupported, "preset '" + p.name + "': this resize does not run fused");
     }
-    if (plan.pil_premultiply) throw Error(ErrorKind::Unsupported, "preset '" + p.name + "': RGBA does not run fused");
     vertical_first = plan.pil_vertical_first;
   }
   FusedPrep f;
-  f.shape.vertical_first = vertical_first;
   f.src_w = src_w;
   f.src_h = src_h;
   f.shape.size = p.size;
@@ -78,6 +76,7 @@ FusedPrep make_fused_prep(const Preset& p, int src_w, int src_h) {
   f.shape.crop_y = cy;
   f.shape.taps_x = x.taps;
   f.shape.taps_y = y.taps;
+  f.shape.vertical_first = vertical_first;
   f.shape.bgr = p.normalize == NormalizeMode::CaffeBgr;
   f.shape.nhwc = p.layout == Layout::NHWC;
   f.start_x = std::move(x.start);
