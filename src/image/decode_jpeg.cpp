@@ -15,6 +15,7 @@
 
 #include "image/decode_internal.hpp"
 #include "image/jpeg_color.hpp"
+#include "image/jpeg_scan.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
@@ -72,6 +73,11 @@ int find_orientation(jpeg_decompress_struct& cinfo) {
   return 1;
 }
 
+[[noreturn]] void fail(const Decompressor& d, const std::string& name) {
+  if (d.err.truncated) throw Error(ErrorKind::BadInput, name + ": " + d.err.message);
+  throw Error(ErrorKind::BadInput, name + ": corrupt JPEG: " + d.err.message);
+}
+
 enum class RowConv { None, CmykToRgb, RgbToGray };
 
 // Returns false with err.message set if libjpeg failed. No C++ objects with
@@ -117,8 +123,83 @@ bool raw_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt) {
   return (f == 1 || f == 2) && c.output_width >= 16;
 }
 
+// Whether vinfer's own scan decoder (jpeg_scan.hpp) takes this file: two
+// threads, DCT-scaled (at full size libjpeg's AVX2 transforms and the raw
+// path are the faster pair), one interleaved baseline scan, gray or YCbCr
+// whose chroma needs no upsampling (or is not wanted: luma only), RGB or
+// gray out. Fills `desc` from libjpeg's parsed header. Calls
+// jpeg_calc_output_dimensions.
+bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScanDesc& desc) {
+  if (opt.threads < 2 || c.scale_denom < 2 || c.progressive_mode || c.arith_code || c.data_precision != 8 ||
+      opt.format == PixelFormat::RGBA || c.comps_in_scan != c.num_components)
+    return false;
+  const bool gray_src = c.num_components == 1 && c.jpeg_color_space == JCS_GRAYSCALE;
+  const bool ycc = c.num_components == 3 && c.jpeg_color_space == JCS_YCbCr;
+  if (!gray_src && !ycc) return false;
+  const bool luma = opt.format == PixelFormat::Gray && (gray_src || opt.luma_only);
+  jpeg_calc_output_dimensions(&c);
+  if (ycc && !luma && chroma_factor(c) != 1) return false;
+  desc.width = static_cast<int>(c.image_width);
+  desc.height = static_cast<int>(c.image_height);
+  desc.components = c.num_components;
+  desc.restart_interval = static_cast<int>(c.restart_interval);
+  for (int i = 0; i < c.num_components; ++i) {
+    const jpeg_component_info* k = c.cur_comp_info[i];
+    if (k->component_index != i || !c.quant_tbl_ptrs[k->quant_tbl_no] || !c.dc_huff_tbl_ptrs[k->dc_tbl_no] ||
+        !c.ac_huff_tbl_ptrs[k->ac_tbl_no])
+      return false;
+    desc.h[i] = k->h_samp_factor;
+    desc.v[i] = k->v_samp_factor;
+    desc.block_size[i] = i > 0 && luma ? 0 : block_rows(*k);
+    for (int q = 0; q < 64; ++q) desc.quant[i][q] = c.quant_tbl_ptrs[k->quant_tbl_no]->quantval[q];
+    const JHUFF_TBL* dc = c.dc_huff_tbl_ptrs[k->dc_tbl_no];
+    const JHUFF_TBL* ac = c.ac_huff_tbl_ptrs[k->ac_tbl_no];
+    std::memcpy(desc.dc[i].counts, dc->bits, 17);
+    std::memcpy(desc.dc[i].symbols, dc->huffval, 256);
+    std::memcpy(desc.ac[i].counts, ac->bits, 17);
+    std::memcpy(desc.ac[i].symbols, ac->huffval, 256);
+  }
+  desc.data = c.src->next_input_byte;
+  desc.size = c.src->bytes_in_buffer;
+  return true;
+}
+
+// The scan decoder's rows into `out`, converted as libjpeg would have.
+bool decode_own(const JpegScanDesc& desc, const DecodeOptions& opt, ImageU8& out) {
+  const int W = out.width();
+  const bool to_gray = opt.format == PixelFormat::Gray;
+  const bool one_plane = desc.components == 1 || desc.block_size[1] == 0;
+  return decode_jpeg_scan(desc, out.height(), opt.threads, [&](const JpegPlanes& p, int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      const std::uint8_t* luma = p.plane[0] + static_cast<std::size_t>(y) * p.stride[0];
+      std::uint8_t* o = out.row(y);
+      if (one_plane) {
+        if (to_gray) {
+          std::memcpy(o, luma, static_cast<std::size_t>(W));
+        } else {
+          for (int x = 0; x < W; ++x) o[3 * x] = o[3 * x + 1] = o[3 * x + 2] = luma[x];
+        }
+        continue;
+      }
+      const std::uint8_t* cb = p.plane[1] + static_cast<std::size_t>(y) * p.stride[1];
+      const std::uint8_t* cr = p.plane[2] + static_cast<std::size_t>(y) * p.stride[2];
+      if (!to_gray) {
+        ycc_rgb_row(luma, cb, cr, o, static_cast<std::size_t>(W));
+        continue;
+      }
+      thread_local std::vector<std::uint8_t> rgb;
+      rgb.resize(static_cast<std::size_t>(W) * 3);
+      ycc_rgb_row(luma, cb, cr, rgb.data(), static_cast<std::size_t>(W));
+      thread_local ImageU8 g;
+      rgb_to_gray(ImageView<std::uint8_t>{rgb.data(), W, 1, 3, static_cast<std::ptrdiff_t>(W) * 3}, opt.gray_rule, g);
+      std::memcpy(o, g.data(), static_cast<std::size_t>(W));
+    }
+  });
+}
+
 bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
-         ImageInfo& info, bool header_only, std::vector<std::uint8_t>& rowbuf, const std::string& name, bool& raw) {
+         ImageInfo& info, bool header_only, std::vector<std::uint8_t>& rowbuf, const std::string& name, bool& raw,
+         JpegScanDesc& own, bool& use_own) {
   jpeg_decompress_struct& c = d.cinfo;
   if (setjmp(d.err.jump)) return false;
   jpeg_mem_src(&c, data, static_cast<unsigned long>(size));
@@ -155,6 +236,11 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
   c.scale_num = 1;
   c.scale_denom = static_cast<unsigned>(
       jpeg_draft_denominator(info.width, info.height, opt.target_width, opt.target_height));
+  use_own = own_path_fits(c, opt, own);
+  if (use_own) {  // decode_own takes it from here; libjpeg has only read the header
+    out.reshape(static_cast<int>(c.output_width), static_cast<int>(c.output_height), C);
+    return true;
+  }
   raw = raw_path_fits(c, opt);
   if (raw) {  // decode_raw_parallel takes it from here
     c.raw_data_out = TRUE;
@@ -329,24 +415,29 @@ void decode_raw_parallel(Decompressor& d, const DecodeOptions& opt, ImageU8& out
   // would otherwise keep 134 MB per decoding thread).
   if (st.plane[0].size() + st.plane[1].size() + st.plane[2].size() > (std::size_t{64} << 20))
     for (auto& p : st.plane) std::vector<std::uint8_t>().swap(p);
-  if (!ok) {
-    if (d.err.truncated) throw Error(ErrorKind::BadInput, name + ": " + d.err.message);
-    throw Error(ErrorKind::BadInput, name + ": corrupt JPEG: " + d.err.message);
-  }
+  if (!ok) fail(d, name);
 }
 
 }  // namespace
 
 void decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
                  const std::string& name, ImageInfo& info, bool header_only) {
-  Decompressor d;
   thread_local std::vector<std::uint8_t> rowbuf;
-  bool raw = false;
-  if (!run(d, data, size, opt, out, info, header_only, rowbuf, name, raw)) {
-    if (d.err.truncated) throw Error(ErrorKind::BadInput, name + ": " + d.err.message);
-    throw Error(ErrorKind::BadInput, name + ": corrupt JPEG: " + d.err.message);
-  }
-  if (raw) decode_raw_parallel(d, opt, out, name);
+  thread_local JpegScanDesc own;
+  // False: the own scan decoder declined the file after all (bad data, or a
+  // layout seen only once decoding started).
+  auto attempt = [&](const DecodeOptions& o) {
+    Decompressor d;
+    bool raw = false, use_own = false;
+    if (!run(d, data, size, o, out, info, header_only, rowbuf, name, raw, own, use_own)) fail(d, name);
+    if (raw) decode_raw_parallel(d, o, out, name);
+    return !use_own || decode_own(own, o, out);
+  };
+  if (attempt(opt)) return;
+  // libjpeg then, which reports or tolerates what it finds as it always does.
+  DecodeOptions serial = opt;
+  serial.threads = 1;
+  attempt(serial);
 }
 
 }  // namespace vinfer::detail

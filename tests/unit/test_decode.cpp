@@ -10,6 +10,9 @@
 
 #include "image/decode_internal.hpp"
 #include "image/jpeg_color.hpp"
+#include "image/jpeg_idct.hpp"
+#include "image/jpeg_scan.hpp"
+#include "image/resize_kernels.hpp"  // has_avx2
 #include "test_support.hpp"
 #include "vinfer/error.hpp"
 
@@ -156,7 +159,8 @@ TEST(JpegColor, KernelsMatchThePlainVersions) {
 }
 
 // A JPEG of random-ish pixels from libjpeg itself, 4:2:0 or 4:4:4.
-std::vector<std::uint8_t> encode_jpeg(int w, int h, bool subsample, bool progressive) {
+std::vector<std::uint8_t> encode_jpeg(int w, int h, bool subsample, bool progressive, int restart_mcus = 0,
+                                      int quality = 90) {
   jpeg_compress_struct c{};
   jpeg_error_mgr err{};
   c.err = jpeg_std_error(&err);
@@ -169,7 +173,8 @@ std::vector<std::uint8_t> encode_jpeg(int w, int h, bool subsample, bool progres
   c.input_components = 3;
   c.in_color_space = JCS_RGB;
   jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 90, TRUE);
+  jpeg_set_quality(&c, quality, TRUE);
+  c.restart_interval = static_cast<unsigned>(restart_mcus);
   c.comp_info[0].h_samp_factor = c.comp_info[0].v_samp_factor = subsample ? 2 : 1;
   if (progressive) jpeg_simple_progression(&c);
   jpeg_start_compress(&c, TRUE);
@@ -246,6 +251,155 @@ TEST(Decode, TwoThreadDecodeGivesTheSameBytes) {
   ImageU8 img;
   const auto& retina = files.front().second;
   EXPECT_THROW(decode_memory(retina.data(), retina.size() / 2, two, img, "half.jpg"), Error);
+}
+
+using namespace detail;  // the JPEG internals below
+
+// The own decoder's transforms: AVX2 against the plain versions, and the
+// deferred form (sums without the DC, DC added later) against both.
+TEST(JpegIdct, FastAndDeferredFormsMatchThePlainTransforms) {
+  std::mt19937 rng(7);
+  alignas(32) std::int16_t coef[64];
+  std::uint16_t quant[64];
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int extent = 1 + static_cast<int>(rng() % 64);  // nonzero coefficients up to this zigzag-ish index
+    const int mag = trial % 3 == 0 ? 4 : trial % 3 == 1 ? 60 : 400;
+    for (int i = 0; i < 64; ++i) {
+      quant[i] = static_cast<std::uint16_t>(1 + rng() % (trial % 2 ? 16 : 99));
+      coef[i] = (i % 8 + i / 8 < extent / 4 + 1 && rng() % 3) ? static_cast<std::int16_t>(static_cast<int>(rng() % (2 * mag + 1)) - mag) : 0;
+    }
+    coef[0] = static_cast<std::int16_t>(static_cast<int>(rng() % 2001) - 1000);
+    // Keep to what 8-bit samples can produce: |DC| <= 8 * 1024, |AC| <= 1024 once dequantized.
+    for (int i = 0; i < 64; ++i) {
+      const int lim = (i ? 1024 : 8 * 1024) / quant[i];
+      coef[i] = static_cast<std::int16_t>(std::clamp<int>(coef[i], -lim, lim));
+    }
+    for (int n : {8, 4, 2, 1}) {
+      SCOPED_TRACE("size " + std::to_string(n) + " trial " + std::to_string(trial));
+      std::uint8_t plain[64], fast[64], deferred[64];
+      const std::ptrdiff_t stride = 8;
+      IdctFn ref = n == 8 ? idct_islow_8x8 : n == 4 ? idct_reduced_4x4 : n == 2 ? idct_reduced_2x2 : idct_reduced_1x1;
+      ref(coef, quant, plain, stride);
+      idct_for_size(n)(coef, quant, fast, stride);
+      std::int16_t no_dc[64];
+      std::copy(coef, coef + 64, no_dc);
+      no_dc[0] = 0;
+      std::int32_t sums[64], sums_fast[64];
+      IdctSumsFn sref = n == 8 ? idct_sums_8x8 : n == 4 ? idct_sums_4x4 : n == 2 ? idct_sums_2x2 : idct_sums_1x1;
+      sref(no_dc, quant, sums);
+      idct_sums_for_size(n)(no_dc, quant, sums_fast);
+      const std::int64_t add = (std::int64_t{coef[0]} * quant[0]) << idct_dc_scale_log2(n);
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          ASSERT_EQ(plain[y * stride + x], fast[y * stride + x]) << y << "," << x;
+          ASSERT_EQ(sums[y * n + x], sums_fast[y * n + x]) << y << "," << x;
+          deferred[y * stride + x] = idct_finish(sums[y * n + x] + add, n);
+          ASSERT_EQ(plain[y * stride + x], deferred[y * stride + x]) << y << "," << x;
+        }
+    }
+  }
+  if (!has_avx2()) GTEST_SKIP() << "no AVX2: only the plain transforms were compared with themselves";
+}
+
+// vinfer's own scan decoder (two threads, DCT-scaled or luma only) gives
+// libjpeg's bytes: photos, fixtures, and files encoded here at odd sizes,
+// 4:2:0 and 4:4:4, with and without restart markers; and it really ran,
+// including the speculative split and the split at a restart marker.
+TEST(Decode, OwnScanDecoderGivesLibjpegsBytes) {
+  std::vector<std::pair<std::string, std::vector<std::uint8_t>>> files;
+  for (const char* f : {"images/retina.jpg", "images/squirrel_cls.jpg", "fixtures/jpeg_420.jpg", "fixtures/jpeg_422.jpg",
+                        "fixtures/jpeg_444.jpg", "fixtures/jpeg_gray.jpg", "fixtures/jpeg_progressive.jpg"}) {
+    std::FILE* fp = std::fopen(data_path(f).c_str(), "rb");
+    ASSERT_NE(fp, nullptr) << f;
+    std::vector<std::uint8_t> bytes;
+    for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
+    std::fclose(fp);
+    files.emplace_back(f, std::move(bytes));
+  }
+  for (auto [w, h] : {std::pair{1001, 67}, std::pair{640, 480}, std::pair{97, 203}, std::pair{24, 16}})
+    for (bool sub : {true, false})
+      for (int rst : {0, 1, 7, 40})
+        files.emplace_back(std::to_string(w) + "x" + std::to_string(h) + (sub ? " 4:2:0" : " 4:4:4") + " restart " +
+                               std::to_string(rst),
+                           encode_jpeg(w, h, sub, false, rst, rst == 7 ? 60 : 95));
+  const JpegScanCounts before = jpeg_scan_counts();
+  for (const auto& [name, bytes] : files) {
+    const ImageInfo info = probe_memory(bytes.data(), bytes.size(), name);
+    for (int fmt = 0; fmt < 3; ++fmt) {
+      for (int scale : {2, 4, 8}) {
+        SCOPED_TRACE(name + " format " + std::to_string(fmt) + " 1/" + std::to_string(scale));
+        DecodeOptions one;
+        one.format = fmt == 0 ? PixelFormat::RGB : PixelFormat::Gray;
+        one.luma_only = fmt == 2;
+        one.target_width = std::max(1, info.width / scale);
+        one.target_height = std::max(1, info.height / scale);
+        DecodeOptions two = one;
+        two.threads = 2;
+        ImageU8 a, b;
+        decode_memory(bytes.data(), bytes.size(), one, a, name);
+        decode_memory(bytes.data(), bytes.size(), two, b, name);
+        ASSERT_EQ(a.width(), b.width());
+        ASSERT_EQ(a.height(), b.height());
+        ASSERT_EQ(a.channels(), b.channels());
+        ASSERT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data()));
+      }
+    }
+  }
+  const JpegScanCounts after = jpeg_scan_counts();
+  // Every baseline file here in every mode, except 4:2:2 in colour (its chroma needs upsampling).
+  EXPECT_GE(after.decoded - before.decoded, static_cast<long>((files.size() - 2) * 9 + 3));
+  EXPECT_GT(after.speculative, before.speculative);
+  EXPECT_GT(after.restart_split, before.restart_split);
+}
+
+// Damaged entropy-coded data: the own decoder either decodes it as libjpeg
+// does or hands the file to libjpeg; the outcome (error or image, and its
+// size) is the same with one thread and two.
+TEST(Decode, OwnScanDecoderOnDamagedDataAgreesWithLibjpeg) {
+  std::FILE* fp = std::fopen(data_path("images/retina.jpg").c_str(), "rb");
+  ASSERT_NE(fp, nullptr);
+  std::vector<std::uint8_t> good;
+  for (int ch; (ch = std::fgetc(fp)) != EOF;) good.push_back(static_cast<std::uint8_t>(ch));
+  std::fclose(fp);
+  std::size_t sos = 0;
+  for (std::size_t i = 0; i + 1 < good.size(); ++i)
+    if (good[i] == 0xFF && good[i + 1] == 0xDA) sos = i;
+  ASSERT_GT(sos, 0u);
+  std::mt19937 rng(3);
+  int identical = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    std::vector<std::uint8_t> bad = good;
+    if (trial < 4) {
+      bad.resize(sos + 40 + (good.size() - sos) * static_cast<std::size_t>(trial + 1) / 6);  // truncated
+    } else {
+      for (int k = 0; k < 1 + trial % 3; ++k) bad[sos + 20 + rng() % (good.size() - sos - 22)] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+    }
+    for (int scale : {4, 2}) {
+      SCOPED_TRACE("trial " + std::to_string(trial) + " 1/" + std::to_string(scale));
+      DecodeOptions one;
+      one.target_width = one.target_height = 1411 / scale;
+      DecodeOptions two = one;
+      two.threads = 2;
+      ImageU8 a, b;
+      bool ok1 = true, ok2 = true;
+      try {
+        decode_memory(bad.data(), bad.size(), one, a, "bad.jpg");
+      } catch (const Error&) {
+        ok1 = false;
+      }
+      try {
+        decode_memory(bad.data(), bad.size(), two, b, "bad.jpg");
+      } catch (const Error&) {
+        ok2 = false;
+      }
+      ASSERT_EQ(ok1, ok2);
+      if (trial < 4) EXPECT_FALSE(ok1) << "a truncated file is an error";
+      if (!ok1) continue;
+      ASSERT_EQ(a.size(), b.size());
+      identical += std::equal(a.data(), a.data() + a.size(), b.data());
+    }
+  }
+  EXPECT_GT(identical, 0);
 }
 
 }  // namespace
