@@ -221,6 +221,13 @@ void idct_sums_1x1(const std::int16_t* c, const std::uint16_t* q, std::int32_t* 
   out[0] = static_cast<std::int32_t>(deq(c, q, 0) + 4);
 }
 
+void idct_finish_block(const std::int32_t* sums, int size, std::int64_t add, std::uint8_t* out, std::ptrdiff_t stride) {
+  for (int y = 0; y < size; ++y, out += stride)
+    for (int x = 0; x < size; ++x) out[x] = idct_finish(sums[y * size + x] + add, size);
+}
+
+IdctFinishFn idct_finish_block_fn() { return has_avx2() ? idct_finish_block_avx2 : idct_finish_block; }
+
 IdctSumsFn idct_sums_for_size(int size) {
   switch (size) {
     case 8: return idct_sums_8x8;

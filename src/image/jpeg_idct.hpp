@@ -42,6 +42,13 @@ int idct_last_shift(int size);
 int idct_dc_scale_log2(int size);
 std::uint8_t idct_finish(std::int64_t sum, int size);
 IdctSumsFn idct_sums_for_size(int size);
+// A whole block of sums finished into samples: idct_finish(sums[i] + add).
+void idct_finish_block(const std::int32_t* sums, int size, std::int64_t add, std::uint8_t* out, std::ptrdiff_t stride);
+void idct_finish_block_avx2(const std::int32_t* sums, int size, std::int64_t add, std::uint8_t* out,
+                            std::ptrdiff_t stride);
+using IdctFinishFn = void (*)(const std::int32_t* sums, int size, std::int64_t add, std::uint8_t* out,
+                              std::ptrdiff_t stride);
+IdctFinishFn idct_finish_block_fn();
 
 // The fastest transform here for a block of `size` output samples (8, 4, 2
 // or 1); null for other sizes.

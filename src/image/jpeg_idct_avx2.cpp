@@ -26,34 +26,59 @@ inline std::uint8_t out8(int v) { return static_cast<std::uint8_t>(v < -128 ? 0 
 
 namespace {
 
+// Interleaves two rows of eight 16-bit values into (a0 b0 a1 b1 ... a7 b7).
+inline __m256i pairs(__m128i a, __m128i b) {
+  return _mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b));
+}
+inline __m256i k2(int a, int b) {  // the constant pair (a, b) in every 32-bit lane
+  return _mm256_set1_epi32(static_cast<int>((static_cast<unsigned>(b) << 16) | (static_cast<unsigned>(a) & 0xFFFF)));
+}
+inline __m128i k2x(int a, int b) {
+  return _mm_set1_epi32(static_cast<int>((static_cast<unsigned>(b) << 16) | (static_cast<unsigned>(a) & 0xFFFF)));
+}
+// Row r dequantized in 16 bits, as libjpeg-turbo's SIMD transforms do
+// (exact for every valid file: dequantized coefficients fit in 12 bits).
+inline __m128i row16(const std::int16_t* c, const std::uint16_t* q, int r) {
+  return _mm_mullo_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 8 * r)),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 8 * r)));
+}
+
 // The 4x4 transform up to the sums before the last shift: o[k] holds
-// column k of rows 0..3.
+// column k of rows 0..3. Products as pairs (pmaddwd); the first pass's
+// results kept in 16 bits between the passes.
 inline void sums_4x4(const std::int16_t* c, const std::uint16_t* q, __m128i o[4]) {
-  const __m256i t0 = _mm256_slli_epi32(row(c, q, 0), kConstBits + 1);
-  const __m256i t2 = _mm256_add_epi32(mul(row(c, q, 2), fix(1.847759065)), mul(row(c, q, 6), -fix(0.765366865)));
+  const __m128i r0 = row16(c, q, 0), r1 = row16(c, q, 1), r2 = row16(c, q, 2), r3 = row16(c, q, 3);
+  const __m128i r5 = row16(c, q, 5), r6 = row16(c, q, 6), r7 = row16(c, q, 7);
+  const __m256i t0 = _mm256_slli_epi32(_mm256_cvtepi16_epi32(r0), kConstBits + 1);
+  const __m256i t2 = _mm256_madd_epi16(pairs(r2, r6), k2(fix(1.847759065), -fix(0.765366865)));
   const __m256i t10 = _mm256_add_epi32(t0, t2), t12 = _mm256_sub_epi32(t0, t2);
-  const __m256i z1 = row(c, q, 7), z2 = row(c, q, 5), z3 = row(c, q, 3), z4 = row(c, q, 1);
-  const __m256i a0 = _mm256_add_epi32(_mm256_add_epi32(mul(z1, -fix(0.211164243)), mul(z2, fix(1.451774981))),
-                                      _mm256_add_epi32(mul(z3, -fix(2.172734803)), mul(z4, fix(1.061594337))));
-  const __m256i a2 = _mm256_add_epi32(_mm256_add_epi32(mul(z1, -fix(0.509795579)), mul(z2, -fix(0.601344887))),
-                                      _mm256_add_epi32(mul(z3, fix(0.899976223)), mul(z4, fix(2.562915447))));
+  const __m256i p75 = pairs(r7, r5), p31 = pairs(r3, r1);
+  const __m256i a0 = _mm256_add_epi32(_mm256_madd_epi16(p75, k2(-fix(0.211164243), fix(1.451774981))),
+                                      _mm256_madd_epi16(p31, k2(-fix(2.172734803), fix(1.061594337))));
+  const __m256i a2 = _mm256_add_epi32(_mm256_madd_epi16(p75, k2(-fix(0.509795579), -fix(0.601344887))),
+                                      _mm256_madd_epi16(p31, k2(fix(0.899976223), fix(2.562915447))));
   constexpr int n1 = kConstBits - kPass1Bits + 1;
-  alignas(32) int ws[4][8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[0]), descale(_mm256_add_epi32(t10, a2), n1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[3]), descale(_mm256_sub_epi32(t10, a2), n1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[1]), descale(_mm256_add_epi32(t12, a0), n1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[2]), descale(_mm256_sub_epi32(t12, a0), n1));
-  // Second pass: the four rows as four lanes (a transpose through memory).
-  auto col = [&](int x) { return _mm_setr_epi32(ws[0][x], ws[1][x], ws[2][x], ws[3][x]); };
-  const __m128i w0 = col(0), w1 = col(1), w2 = col(2), w3 = col(3), w5 = col(5), w6 = col(6), w7 = col(7);
-  auto m = [](__m128i a, int k) { return _mm_mullo_epi32(a, _mm_set1_epi32(k)); };
-  const __m128i u0 = _mm_slli_epi32(w0, kConstBits + 1);
-  const __m128i u2 = _mm_add_epi32(m(w2, fix(1.847759065)), m(w6, -fix(0.765366865)));
+  auto pack = [](__m256i v) {  // eight 32-bit lanes to eight 16-bit ones
+    return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  };
+  const __m128i w0 = pack(descale(_mm256_add_epi32(t10, a2), n1));  // workspace rows 0..3, 8 columns each
+  const __m128i w3 = pack(descale(_mm256_sub_epi32(t10, a2), n1));
+  const __m128i w1 = pack(descale(_mm256_add_epi32(t12, a0), n1));
+  const __m128i w2 = pack(descale(_mm256_sub_epi32(t12, a0), n1));
+  // Transpose: c01 holds columns 0 and 1 (rows 0..3 each), and so on.
+  const __m128i u01 = _mm_unpacklo_epi16(w0, w1), u23 = _mm_unpacklo_epi16(w2, w3);
+  const __m128i v01 = _mm_unpackhi_epi16(w0, w1), v23 = _mm_unpackhi_epi16(w2, w3);
+  const __m128i c01 = _mm_unpacklo_epi32(u01, u23), c23 = _mm_unpackhi_epi32(u01, u23);
+  const __m128i c45 = _mm_unpacklo_epi32(v01, v23), c67 = _mm_unpackhi_epi32(v01, v23);
+  // Second pass, the four rows as four 32-bit lanes.
+  const __m128i u0 = _mm_slli_epi32(_mm_cvtepi16_epi32(c01), kConstBits + 1);
+  const __m128i u2 = _mm_madd_epi16(_mm_unpacklo_epi16(c23, c67), k2x(fix(1.847759065), -fix(0.765366865)));
   const __m128i u10 = _mm_add_epi32(u0, u2), u12 = _mm_sub_epi32(u0, u2);
-  const __m128i b0 = _mm_add_epi32(_mm_add_epi32(m(w7, -fix(0.211164243)), m(w5, fix(1.451774981))),
-                                   _mm_add_epi32(m(w3, -fix(2.172734803)), m(w1, fix(1.061594337))));
-  const __m128i b2 = _mm_add_epi32(_mm_add_epi32(m(w7, -fix(0.509795579)), m(w5, -fix(0.601344887))),
-                                   _mm_add_epi32(m(w3, fix(0.899976223)), m(w1, fix(2.562915447))));
+  const __m128i q75 = _mm_unpackhi_epi16(c67, c45), q31 = _mm_unpackhi_epi16(c23, c01);
+  const __m128i b0 = _mm_add_epi32(_mm_madd_epi16(q75, k2x(-fix(0.211164243), fix(1.451774981))),
+                                   _mm_madd_epi16(q31, k2x(-fix(2.172734803), fix(1.061594337))));
+  const __m128i b2 = _mm_add_epi32(_mm_madd_epi16(q75, k2x(-fix(0.509795579), -fix(0.601344887))),
+                                   _mm_madd_epi16(q31, k2x(fix(0.899976223), fix(2.562915447))));
   const __m128i r = _mm_set1_epi32(1 << (kConstBits + kPass1Bits + 3));  // rounding for the last shift (19)
   o[0] = _mm_add_epi32(_mm_add_epi32(u10, b2), r);
   o[3] = _mm_add_epi32(_mm_sub_epi32(u10, b2), r);
@@ -95,20 +120,25 @@ namespace {
 
 // The 2x2 transform's sums before the last shift, rows 0 and 1.
 inline void sums_2x2(const std::int16_t* c, const std::uint16_t* q, int s[4]) {
-  const __m256i t10 = _mm256_slli_epi32(row(c, q, 0), kConstBits + 2);
+  const __m256i t10 = _mm256_slli_epi32(_mm256_cvtepi16_epi32(row16(c, q, 0)), kConstBits + 2);
   const __m256i t0 =
-      _mm256_add_epi32(_mm256_add_epi32(mul(row(c, q, 7), -fix(0.720959822)), mul(row(c, q, 5), fix(0.850430095))),
-                       _mm256_add_epi32(mul(row(c, q, 3), -fix(1.272758580)), mul(row(c, q, 1), fix(3.624509785))));
+      _mm256_add_epi32(_mm256_madd_epi16(pairs(row16(c, q, 7), row16(c, q, 5)), k2(-fix(0.720959822), fix(0.850430095))),
+                       _mm256_madd_epi16(pairs(row16(c, q, 3), row16(c, q, 1)), k2(-fix(1.272758580), fix(3.624509785))));
   constexpr int n1 = kConstBits - kPass1Bits + 2;
-  alignas(32) int ws[2][8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[0]), descale(_mm256_add_epi32(t10, t0), n1));
-  _mm256_store_si256(reinterpret_cast<__m256i*>(ws[1]), descale(_mm256_sub_epi32(t10, t0), n1));
+  // Rows 0 and 1 of the workspace as 16-bit values, row 0 in the low half.
+  const __m256i ws = _mm256_packs_epi32(descale(_mm256_add_epi32(t10, t0), n1), descale(_mm256_sub_epi32(t10, t0), n1));
+  // packs interleaves by 128-bit lane: (row0 c0-3, row1 c0-3 | row0 c4-7, row1 c4-7).
+  constexpr short k1 = fix(3.624509785), k3 = -fix(1.272758580), k5 = fix(0.850430095), k7 = -fix(0.720959822);
+  const __m256i odd = _mm256_madd_epi16(ws, _mm256_setr_epi16(0, k1, 0, k3, 0, k1, 0, k3, 0, k5, 0, k7, 0, k5, 0, k7));
+  // odd lanes: (r0: c1, c3 | r1: c1, c3 || r0: c5, c7 | r1: c5, c7) as 32-bit products summed in pairs.
+  alignas(32) int v[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(v), odd);
+  alignas(32) std::int16_t w[16];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(w), ws);
   constexpr int round = 1 << (kConstBits + kPass1Bits + 3 + 2 - 1);
   for (int y = 0; y < 2; ++y) {
-    const int* w = ws[y];
-    const int u10 = w[0] * (1 << (kConstBits + 2));
-    const int u0 = w[7] * -fix(0.720959822) + w[5] * fix(0.850430095) + w[3] * -fix(1.272758580) +
-                   w[1] * fix(3.624509785);
+    const int u10 = w[4 * y] * (1 << (kConstBits + 2));
+    const int u0 = v[2 * y] + v[2 * y + 1] + v[4 + 2 * y] + v[4 + 2 * y + 1];
     s[2 * y] = u10 + u0 + round;
     s[2 * y + 1] = u10 - u0 + round;
   }
@@ -127,5 +157,41 @@ void idct_reduced_2x2_avx2(const std::int16_t* c, const std::uint16_t* q, std::u
 }
 
 void idct_sums_2x2_avx2(const std::int16_t* c, const std::uint16_t* q, std::int32_t* sums) { sums_2x2(c, q, sums); }
+
+void idct_finish_block_avx2(const std::int32_t* sums, int size, std::int64_t add, std::uint8_t* out,
+                            std::ptrdiff_t stride) {
+  // 32-bit lanes suffice when the DC term is what a valid file can give
+  // (the sums themselves stay below 2^30 then); else the plain version.
+  if (size == 1 || add > (std::int64_t{1} << 29) || add < -(std::int64_t{1} << 29)) {
+    idct_finish_block(sums, size, add, out, stride);
+    return;
+  }
+  const int shift = size == 8 ? 18 : size == 4 ? 19 : 20;
+  const __m256i a = _mm256_set1_epi32(static_cast<int>(add));
+  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+  auto eight = [&](const std::int32_t* p) {  // eight sums to eight clamped, centred 16-bit values
+    return _mm256_srai_epi32(_mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), a), shift);
+  };
+  if (size == 8) {
+    for (int y = 0; y < 8; y += 2, out += 2 * stride) {
+      const __m256i v0 = eight(sums + 8 * y), v1 = eight(sums + 8 * y + 8);
+      const __m128i w0 = _mm_packs_epi32(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+      const __m128i w1 = _mm_packs_epi32(_mm256_castsi256_si128(v1), _mm256_extracti128_si256(v1, 1));
+      const __m128i b = _mm_add_epi8(_mm_packs_epi16(w0, w1), bias);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out), b);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + stride), _mm_srli_si128(b, 8));
+    }
+  } else if (size == 4) {
+    const __m256i v0 = eight(sums), v1 = eight(sums + 8);
+    const __m128i w0 = _mm_packs_epi32(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    const __m128i w1 = _mm_packs_epi32(_mm256_castsi256_si128(v1), _mm256_extracti128_si256(v1, 1));
+    alignas(16) std::uint8_t b[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(b), _mm_add_epi8(_mm_packs_epi16(w0, w1), bias));
+    for (int y = 0; y < 4; ++y) __builtin_memcpy(out + y * stride, b + 4 * y, 4);
+  } else {
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x) out[y * stride + x] = out8((sums[2 * y + x] + static_cast<int>(add)) >> shift);
+  }
+}
 
 }  // namespace vinfer::detail

@@ -143,9 +143,10 @@ struct NoOut {
   void put(int, int) {}
 };
 
-// One block. False: a bad code or a run past the block's end.
+// One block: 0 on a bad code or a run past the block's end, 1 when it has
+// only a DC coefficient, 2 otherwise.
 template <class Out>
-inline bool decode_block(Bits& b, const Huff& dc, const Huff& ac, int& pred, Out& out) {
+inline int decode_block(Bits& b, const Huff& dc, const Huff& ac, int& pred, Out& out) {
   out.start();
   b.ensure();
   std::uint32_t e = dc.fast[b.peek(kFastBits)];
@@ -158,7 +159,7 @@ inline bool decode_block(Bits& b, const Huff& dc, const Huff& ac, int& pred, Out
       s = static_cast<int>((e >> 8) & 255);
       b.skip(static_cast<int>(e & 63));
     } else if ((s = decode_slow(dc, b)) < 0) {
-      return false;
+      return 0;
     }
     if (s) pred += extend(b.get(s), s);
   }
@@ -178,7 +179,7 @@ inline bool decode_block(Bits& b, const Huff& dc, const Huff& ac, int& pred, Out
       rs = static_cast<int>((e >> 8) & 255);
       b.skip(static_cast<int>(e & 63));
     } else if ((rs = decode_slow(ac, b)) < 0) {
-      return false;
+      return 0;
     }
     const int r = rs >> 4, s = rs & 15;
     if (s) {
@@ -191,7 +192,8 @@ inline bool decode_block(Bits& b, const Huff& dc, const Huff& ac, int& pred, Out
       k += kEobJump;
     }
   }
-  return k == 64 || k > kEobJump;  // else a run went past the block's end
+  if (k == 1 + kEobJump) return 1;
+  return k == 64 || k > kEobJump ? 2 : 0;  // else a run went past the block's end
 }
 
 constexpr int kMaxSlots = 10;  // blocks per MCU (JPEG's limit)
@@ -206,20 +208,21 @@ struct Layout {
   Huff dc[3], ac[3];
 };
 
-// One MCU into `blocks` (kept x 64, natural order).
-inline bool decode_mcu(Bits& b, const Layout& L, int pred[3], std::int16_t* blocks) {
+// One MCU into `blocks` (kept x 64, natural order); has_ac[t]: whether
+// kept block t has AC coefficients.
+inline bool decode_mcu(Bits& b, const Layout& L, int pred[3], std::int16_t* blocks, bool* has_ac) {
   for (int s = 0; s < L.slots; ++s) {
     const int c = L.comp[s];
-    bool ok;
     if (L.keep[s]) {
       BlockOut o{blocks};
-      ok = decode_block(b, L.dc[c], L.ac[c], pred[c], o);
+      const int r = decode_block(b, L.dc[c], L.ac[c], pred[c], o);
+      if (!r) return false;
+      *has_ac++ = r == 2;
       blocks += 64;
     } else {
       NoOut o;
-      ok = decode_block(b, L.dc[c], L.ac[c], pred[c], o);
+      if (!decode_block(b, L.dc[c], L.ac[c], pred[c], o)) return false;
     }
-    if (!ok) return false;
   }
   return true;
 }
@@ -375,14 +378,20 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
     if (!rows_per_mcu) rows_per_mcu = vs[c] * d.block_size[c];
   }
   // The kept blocks of MCU m, in slot order, into the planes.
-  auto transform = [&](int m, const std::int16_t* blocks) {
+  auto transform = [&](int m, const std::int16_t* blocks, const bool* has_ac) {
     const std::size_t my = static_cast<std::size_t>(m / L.mcus_per_row), mx = static_cast<std::size_t>(m % L.mcus_per_row);
     for (int s = 0; s < L.slots; ++s) {
       if (!L.keep[s]) continue;
       const int c = L.comp[s];
       const std::size_t n = static_cast<std::size_t>(d.block_size[c]);
       std::uint8_t* o = st.planes[c].data() + ((my * vs[c] + L.by[s]) * n) * planes.stride[c] + (mx * hs[c] + L.bx[s]) * n;
-      idct[c](blocks, d.quant[c], o, static_cast<std::ptrdiff_t>(planes.stride[c]));
+      if (*has_ac++ || n == 1) {
+        idct[c](blocks, d.quant[c], o, static_cast<std::ptrdiff_t>(planes.stride[c]));
+      } else {  // what the transforms give for a lone DC: one value
+        const int v = (blocks[0] * d.quant[c][0] * 4 + 16) >> 5;
+        const auto px = static_cast<std::uint8_t>(v < -128 ? 0 : v > 127 ? 255 : v + 128);
+        for (std::size_t y = 0; y < n; ++y, o += planes.stride[c]) std::memset(o, px, n);
+      }
       blocks += 64;
     }
   };
@@ -411,7 +420,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
   const bool two = threads >= 2 && L.mcus >= 64 && st.u.size >= 8192 && (ri == 0 || L.mcus / ri >= 2);
   const int intervals = ri ? (L.mcus + ri - 1) / ri : 0;
   const int b_first = two && ri ? (intervals / 2) * ri : 0;  // B's first MCU (restart intervals)
-  const std::size_t b_byte = two && !ri ? st.u.size * 11 / 20 : 0;  // B's work per MCU is a little more
+  const std::size_t b_byte = two && !ri ? st.u.size * 13 / 25 : 0;  // B's work per MCU is a little more
   if (two) {
     const std::size_t n = static_cast<std::size_t>(L.mcus);
     B.bitpos.resize(n + 1);
@@ -425,6 +434,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
   auto part_a = [&]() {
     Reader r(st.u, ri, 0);
     alignas(32) std::int16_t blocks[kMaxSlots * 64];
+    bool has_ac[kMaxSlots];
     int cursor = 0;
     bool looking = two && !ri;
     const int last = two && ri ? b_first : L.mcus;
@@ -447,11 +457,11 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
         }
         if (done && cursor >= n) looking = false;
       }
-      if (!decode_mcu(r.b, L, r.pred, blocks)) {
+      if (!decode_mcu(r.b, L, r.pred, blocks, has_ac)) {
         a_ok = false;
         break;
       }
-      transform(m, blocks);
+      transform(m, blocks, has_ac);
       if (m % L.mcus_per_row == L.mcus_per_row - 1) rows_done(m / L.mcus_per_row);
     }
     if (a_ok) a_ok = r.ended_inside(last - 1);
@@ -463,6 +473,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
     const bool speculative = ri == 0;
     const std::size_t end_bits = st.u.size * 8;
     alignas(32) std::int16_t blocks[kMaxSlots * 64];
+    bool has_ac[kMaxSlots];
     int j = 0;
     for (int m = ri ? b_first : 0; m < L.mcus; ++m, ++j) {
       if ((speculative && r.pos() >= end_bits) || B.cancel.load(std::memory_order_relaxed)) break;
@@ -473,7 +484,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
       B.bitpos[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(r.pos());
       std::copy(r.pred, r.pred + 3, B.pred.begin() + 3 * static_cast<std::ptrdiff_t>(j));
       B.count.store(j + 1, std::memory_order_release);
-      if (!decode_mcu(r.b, L, r.pred, blocks)) {
+      if (!decode_mcu(r.b, L, r.pred, blocks, has_ac)) {
         B.last_bad = j;
         if (!speculative) break;
         r.b.refill();  // carry on from wherever the reader is: before sync this is noise
@@ -483,11 +494,17 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
       std::int32_t* sums = B.sums.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(sums_per_mcu);
       std::int16_t* dc = B.dc.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(L.kept);
       std::int16_t* blk = blocks;
+      const bool* ac = has_ac;
       for (int s = 0; s < L.slots; ++s) {
         if (!L.keep[s]) continue;
         *dc++ = blk[0];
-        blk[0] = 0;
-        sums_fn[L.comp[s]](blk, d.quant[L.comp[s]], sums + sums_at[s]);
+        const int c = L.comp[s], n = d.block_size[c];
+        if (*ac++ || n == 1) {
+          blk[0] = 0;
+          sums_fn[c](blk, d.quant[c], sums + sums_at[s]);
+        } else {  // no AC: the sums are the rounding term alone
+          std::fill_n(sums + sums_at[s], n * n, std::int32_t{1} << (idct_last_shift(n) - 1));
+        }
         blk += 64;
       }
     }
@@ -514,6 +531,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
     }
   }
   // The rows from MCU sync on: B's samples finished, on both threads.
+  const IdctFinishFn finish = idct_finish_block_fn();
   const int r_first = sync / L.mcus_per_row, rows = L.mcu_rows - r_first;
   if (rows > 0) {
     parallel_for(rows, std::min(threads, rows), [&](int r0, int r1) {
@@ -532,17 +550,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
             const std::int64_t add = (std::int64_t{true_dc} * d.quant[c][0]) << idct_dc_scale_log2(n);
             std::uint8_t* o = st.planes[c].data() +
                               ((my * vs[c] + L.by[s]) * n) * planes.stride[c] + (mx * hs[c] + L.bx[s]) * n;
-            const std::int32_t* x = sums + sums_at[s];
-            if (n == 1) {
-              *o = idct_finish(*x + add, 1);
-              continue;
-            }
-            const int shift = idct_last_shift(n);
-            for (int y = 0; y < n; ++y, o += planes.stride[c], x += n)
-              for (int i = 0; i < n; ++i) {
-                const std::int64_t v = (x[i] + add) >> shift;  // libjpeg-turbo's SIMD clamp
-                o[i] = static_cast<std::uint8_t>(v < -128 ? 0 : v > 127 ? 255 : v + 128);
-              }
+            finish(sums + sums_at[s], n, add, o, static_cast<std::ptrdiff_t>(planes.stride[c]));
           }
         }
         rows_done(r);
