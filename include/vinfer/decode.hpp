@@ -44,7 +44,11 @@ struct DecodeOptions {
   // 2 or more: a colour JPEG (YCbCr 4:2:0 or 4:4:4, decoded at full size)
   // is entropy-decoded and inverse-transformed by libjpeg on the calling
   // thread while a second thread upsamples its chroma and converts colour
-  // behind it, as libjpeg would have (the same bytes). Other files: 1 thread.
+  // behind it, as libjpeg would have (the same bytes). DCT-scaled or luma
+  // only, a baseline JPEG (gray, or YCbCr whose chroma needs no upsampling
+  // at that scale) is decoded by vinfer's own scan decoder, which splits the
+  // Huffman decoding itself across two threads (libjpeg's bytes on every
+  // valid file; see docs/compat.md). Other files: 1 thread.
   int threads = 1;
   // Called as rows of the output become final (on the decoding thread, or
   // on its helper with threads >= 2; one call at a time): with the image

@@ -126,10 +126,10 @@ bool raw_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt) {
 // Whether vinfer's own scan decoder (jpeg_scan.hpp) takes this file: two
 // threads, DCT-scaled (at full size libjpeg's AVX2 transforms and the raw
 // path are the faster pair), one interleaved baseline scan, gray or YCbCr
-// whose chroma needs no upsampling (or is not wanted: luma only), RGB or
-// gray out. Fills `desc` from libjpeg's parsed header. Calls
+// whose chroma needs no upsampling or 4:2:2's horizontal one (or is not
+// wanted: luma only), RGB or gray out. Fills `desc` from libjpeg's parsed header. Calls
 // jpeg_calc_output_dimensions.
-bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScanDesc& desc) {
+bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScanDesc& desc, int& chroma_h) {
   if (opt.threads < 2 || c.scale_denom < 2 || c.progressive_mode || c.arith_code || c.data_precision != 8 ||
       opt.format == PixelFormat::RGBA || c.comps_in_scan != c.num_components)
     return false;
@@ -138,7 +138,18 @@ bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScan
   if (!gray_src && !ycc) return false;
   const bool luma = opt.format == PixelFormat::Gray && (gray_src || opt.luma_only);
   jpeg_calc_output_dimensions(&c);
-  if (ycc && !luma && chroma_factor(c) != 1) return false;
+  chroma_h = 1;
+  if (ycc && !luma) {
+    // Chroma samples per output pixel once IDCT-scaled: 1x1 (nothing to
+    // upsample) or 2x1 (4:2:2, libjpeg's h2v1 upsampling, redone in decode_own).
+    const jpeg_component_info* k = c.comp_info;
+    const int yh = k[0].h_samp_factor * block_rows(k[0]), yv = k[0].v_samp_factor * block_rows(k[0]);
+    const int ch = k[1].h_samp_factor * block_rows(k[1]), cv = k[1].v_samp_factor * block_rows(k[1]);
+    if (k[2].h_samp_factor * block_rows(k[2]) != ch || k[2].v_samp_factor * block_rows(k[2]) != cv || yv != cv ||
+        (yh != ch && yh != 2 * ch))
+      return false;
+    chroma_h = yh / ch;
+  }
   desc.width = static_cast<int>(c.image_width);
   desc.height = static_cast<int>(c.image_height);
   desc.components = c.num_components;
@@ -164,12 +175,16 @@ bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScan
   return true;
 }
 
-// The scan decoder's rows into `out`, converted as libjpeg would have.
-bool decode_own(const JpegScanDesc& desc, const DecodeOptions& opt, ImageU8& out) {
+// The scan decoder's rows into `out`, converted as libjpeg would have:
+// 4:2:2 chroma (chroma_h 2) upsampled first, "fancy" unless the blocks are
+// 1x1 (libjpeg-turbo upsamples plainly at 1/8).
+bool decode_own(const JpegScanDesc& desc, int chroma_h, const DecodeOptions& opt, ImageU8& out) {
   const int W = out.width();
   const bool to_gray = opt.format == PixelFormat::Gray;
   const bool one_plane = desc.components == 1 || desc.block_size[1] == 0;
+  const bool fancy = desc.block_size[0] > 1;
   return decode_jpeg_scan(desc, out.height(), opt.threads, [&](const JpegPlanes& p, int y0, int y1) {
+    thread_local std::vector<std::uint8_t> rgb, up;
     for (int y = y0; y < y1; ++y) {
       const std::uint8_t* luma = p.plane[0] + static_cast<std::size_t>(y) * p.stride[0];
       std::uint8_t* o = out.row(y);
@@ -183,11 +198,27 @@ bool decode_own(const JpegScanDesc& desc, const DecodeOptions& opt, ImageU8& out
       }
       const std::uint8_t* cb = p.plane[1] + static_cast<std::size_t>(y) * p.stride[1];
       const std::uint8_t* cr = p.plane[2] + static_cast<std::size_t>(y) * p.stride[2];
+      if (chroma_h == 2) {
+        const int cw = (W + 1) / 2;
+        up.resize(2 * (2 * static_cast<std::size_t>(cw) + 32));
+        std::uint8_t* ucb = up.data();
+        std::uint8_t* ucr = up.data() + up.size() / 2;
+        for (int k = 0; k < 2; ++k) {
+          const std::uint8_t* in = k ? cr : cb;
+          std::uint8_t* u = k ? ucr : ucb;
+          if (fancy) {
+            fancy_h2v1_row(in, cw, u);
+          } else {
+            for (int i = 0; i < cw; ++i) u[2 * i] = u[2 * i + 1] = in[i];
+          }
+        }
+        cb = ucb;
+        cr = ucr;
+      }
       if (!to_gray) {
         ycc_rgb_row(luma, cb, cr, o, static_cast<std::size_t>(W));
         continue;
       }
-      thread_local std::vector<std::uint8_t> rgb;
       rgb.resize(static_cast<std::size_t>(W) * 3);
       ycc_rgb_row(luma, cb, cr, rgb.data(), static_cast<std::size_t>(W));
       thread_local ImageU8 g;
@@ -199,7 +230,7 @@ bool decode_own(const JpegScanDesc& desc, const DecodeOptions& opt, ImageU8& out
 
 bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const DecodeOptions& opt, ImageU8& out,
          ImageInfo& info, bool header_only, std::vector<std::uint8_t>& rowbuf, const std::string& name, bool& raw,
-         JpegScanDesc& own, bool& use_own) {
+         JpegScanDesc& own, int& chroma_h, bool& use_own) {
   jpeg_decompress_struct& c = d.cinfo;
   if (setjmp(d.err.jump)) return false;
   jpeg_mem_src(&c, data, static_cast<unsigned long>(size));
@@ -236,7 +267,7 @@ bool run(Decompressor& d, const std::uint8_t* data, std::size_t size, const Deco
   c.scale_num = 1;
   c.scale_denom = static_cast<unsigned>(
       jpeg_draft_denominator(info.width, info.height, opt.target_width, opt.target_height));
-  use_own = own_path_fits(c, opt, own);
+  use_own = own_path_fits(c, opt, own, chroma_h);
   if (use_own) {  // decode_own takes it from here; libjpeg has only read the header
     out.reshape(static_cast<int>(c.output_width), static_cast<int>(c.output_height), C);
     return true;
@@ -429,9 +460,10 @@ void decode_jpeg(const std::uint8_t* data, std::size_t size, const DecodeOptions
   auto attempt = [&](const DecodeOptions& o) {
     Decompressor d;
     bool raw = false, use_own = false;
-    if (!run(d, data, size, o, out, info, header_only, rowbuf, name, raw, own, use_own)) fail(d, name);
+    int chroma_h = 1;
+    if (!run(d, data, size, o, out, info, header_only, rowbuf, name, raw, own, chroma_h, use_own)) fail(d, name);
     if (raw) decode_raw_parallel(d, o, out, name);
-    return !use_own || decode_own(own, o, out);
+    return !use_own || decode_own(own, chroma_h, o, out);
   };
   if (attempt(opt)) return;
   // libjpeg then, which reports or tolerates what it finds as it always does.

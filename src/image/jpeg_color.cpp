@@ -62,6 +62,35 @@ void fancy_h2v2_row(const std::uint8_t* cur, const std::uint8_t* nbr, int cw, st
   fancy_from_colsum(colsum, done, cw, out);
 }
 
+void fancy_h2v1_row_ref(const std::uint8_t* in, int n, std::uint8_t* out) {
+  // As jdsample.c writes it: the outer outputs copy the edge samples.
+  out[0] = in[0];
+  out[1] = static_cast<std::uint8_t>((in[0] * 3 + in[1] + 2) >> 2);
+  if (n == 1) return;
+  for (int i = 1; i < n - 1; ++i) {
+    out[2 * i] = static_cast<std::uint8_t>((in[i] * 3 + in[i - 1] + 1) >> 2);
+    out[2 * i + 1] = static_cast<std::uint8_t>((in[i] * 3 + in[i + 1] + 2) >> 2);
+  }
+  out[2 * n - 2] = static_cast<std::uint8_t>((in[n - 1] * 3 + in[n - 2] + 1) >> 2);
+  out[2 * n - 1] = in[n - 1];
+}
+
+void fancy_h2v1_row(const std::uint8_t* in, int n, std::uint8_t* out) {
+  if (n < 2 || !has_avx2()) {
+    fancy_h2v1_row_ref(in, n, out);
+    return;
+  }
+  const int done = fancy_h2v1_avx2(in, n, out);  // interior samples [1, done)
+  out[0] = in[0];
+  out[1] = static_cast<std::uint8_t>((in[0] * 3 + in[1] + 2) >> 2);
+  for (int i = std::max(done, 1); i < n - 1; ++i) {
+    out[2 * i] = static_cast<std::uint8_t>((in[i] * 3 + in[i - 1] + 1) >> 2);
+    out[2 * i + 1] = static_cast<std::uint8_t>((in[i] * 3 + in[i + 1] + 2) >> 2);
+  }
+  out[2 * n - 2] = static_cast<std::uint8_t>((in[n - 1] * 3 + in[n - 2] + 1) >> 2);
+  out[2 * n - 1] = in[n - 1];
+}
+
 void ycc_rgb_row_ref(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr, std::uint8_t* rgb,
                      std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {

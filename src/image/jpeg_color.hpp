@@ -16,6 +16,12 @@ namespace vinfer::detail {
 void fancy_h2v2_row(const std::uint8_t* cur, const std::uint8_t* nbr, int cw, std::uint8_t* out, std::uint16_t* colsum);
 void fancy_h2v2_row_ref(const std::uint8_t* cur, const std::uint8_t* nbr, int cw, std::uint8_t* out);
 
+// jdsample.c's h2v1 "fancy" upsampling of one row (4:2:2 chroma): n
+// samples give 2 * n outputs (out needs room for 2 * n + 32 bytes). With
+// n == 1 it reads in[1], as libjpeg does (the block's padding column).
+void fancy_h2v1_row(const std::uint8_t* in, int n, std::uint8_t* out);
+void fancy_h2v1_row_ref(const std::uint8_t* in, int n, std::uint8_t* out);
+
 // jdcolor.c's YCbCr -> RGB (16-bit fixed-point tables, clamped), n pixels.
 void ycc_rgb_row(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr, std::uint8_t* rgb, std::size_t n);
 void ycc_rgb_row_ref(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr, std::uint8_t* rgb,
@@ -24,6 +30,7 @@ void ycc_rgb_row_ref(const std::uint8_t* y, const std::uint8_t* cb, const std::u
 // The AVX2 bodies (jpeg_color_avx2.cpp): each does a prefix and returns how
 // many chroma samples (fancy) or pixels (ycc) it did.
 int fancy_h2v2_colsum_avx2(const std::uint16_t* colsum, int cw, std::uint8_t* out);
+int fancy_h2v1_avx2(const std::uint8_t* in, int n, std::uint8_t* out);  // outputs 2i, 2i+1 for i in [1, returned)
 std::size_t ycc_rgb_row_avx2(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr, std::uint8_t* rgb,
                              std::size_t n);
 

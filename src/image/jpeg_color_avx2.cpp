@@ -23,6 +23,20 @@ int fancy_h2v2_colsum_avx2(const std::uint16_t* cs, int cw, std::uint8_t* out) {
   return i;
 }
 
+int fancy_h2v1_avx2(const std::uint8_t* in, int n, std::uint8_t* out) {
+  const __m256i k1 = _mm256_set1_epi16(1), k2 = _mm256_set1_epi16(2);
+  int i = 1;
+  for (; i + 16 <= n - 1; i += 16) {
+    auto load = [&](int at) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + at))); };
+    const __m256i c = load(i), l = load(i - 1), r = load(i + 1);
+    const __m256i c3 = _mm256_add_epi16(_mm256_add_epi16(c, c), c);
+    const __m256i even = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(c3, l), k1), 2);
+    const __m256i odd = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(c3, r), k2), 2);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), _mm256_or_si256(even, _mm256_slli_epi16(odd, 8)));
+  }
+  return i;
+}
+
 namespace {
 // One channel: y + ((a * cb' + b * cr' + 2^15) >> 16) for 8 pixels (32-bit lanes).
 inline __m256i channel(__m256i y, __m256i cb, __m256i cr, int a, int b) {
