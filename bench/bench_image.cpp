@@ -43,18 +43,26 @@ BENCHMARK_CAPTURE(BM_Resize, opencv_linear_gray, C::OpenCv, F::Bilinear, P::Gray
 BENCHMARK_CAPTURE(BM_Resize, opencv_area_gray, C::OpenCv, F::Area, P::Gray, false);
 BENCHMARK_CAPTURE(BM_Resize, tf_bilinear_gray_f32, C::Tf, F::Bilinear, P::Gray, true);
 
-void BM_Decode(benchmark::State& st, vinfer::PixelFormat fmt, int target, bool luma) {
+// threads 2: DCT-scaled or luma-only files go to vinfer's own scan decoder
+// (two-thread Huffman decoding); threads 1: libjpeg-turbo. Side by side they
+// show what the own decoder buys.
+void BM_Decode(benchmark::State& st, vinfer::PixelFormat fmt, int target, bool luma, int threads) {
   vinfer::DecodeOptions o;
   o.format = fmt;
   o.luma_only = luma;
   o.target_width = o.target_height = target;
+  o.threads = threads;
   vinfer::ImageU8 img;
   for (auto _ : st) vinfer::decode_file(VINFER_BENCH_DATA "/images/retina.jpg", o, img);
 }
-BENCHMARK_CAPTURE(BM_Decode, rgb_full, P::RGB, 0, false);
-BENCHMARK_CAPTURE(BM_Decode, gray_pil, P::Gray, 0, false);
-BENCHMARK_CAPTURE(BM_Decode, gray_luma, P::Gray, 0, true);
-BENCHMARK_CAPTURE(BM_Decode, rgb_draft_224, P::RGB, 224, false);
+BENCHMARK_CAPTURE(BM_Decode, rgb_full, P::RGB, 0, false, 1);
+BENCHMARK_CAPTURE(BM_Decode, rgb_full_2t, P::RGB, 0, false, 2);
+BENCHMARK_CAPTURE(BM_Decode, gray_pil, P::Gray, 0, false, 1);
+BENCHMARK_CAPTURE(BM_Decode, gray_luma, P::Gray, 0, true, 1);
+BENCHMARK_CAPTURE(BM_Decode, rgb_draft_224, P::RGB, 224, false, 1);
+BENCHMARK_CAPTURE(BM_Decode, rgb_draft_224_2t, P::RGB, 224, false, 2);
+BENCHMARK_CAPTURE(BM_Decode, luma_draft_470, P::Gray, 470, true, 1);
+BENCHMARK_CAPTURE(BM_Decode, luma_draft_470_2t, P::Gray, 470, true, 2);
 
 void BM_Preset(benchmark::State& st, const char* name, bool fast) {
   vinfer::Preset p = vinfer::preset(name);

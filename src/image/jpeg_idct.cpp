@@ -230,7 +230,7 @@ IdctFinishFn idct_finish_block_fn() { return has_avx2() ? idct_finish_block_avx2
 
 IdctSumsFn idct_sums_for_size(int size) {
   switch (size) {
-    case 8: return idct_sums_8x8;
+    case 8: return has_avx2() ? idct_sums_8x8_avx2 : idct_sums_8x8;
     case 4: return has_avx2() ? idct_sums_4x4_avx2 : idct_sums_4x4;
     case 2: return has_avx2() ? idct_sums_2x2_avx2 : idct_sums_2x2;
     case 1: return idct_sums_1x1;
@@ -240,7 +240,7 @@ IdctSumsFn idct_sums_for_size(int size) {
 
 IdctFn idct_for_size(int size) {
   switch (size) {
-    case 8: return idct_islow_8x8;
+    case 8: return has_avx2() ? idct_islow_8x8_avx2 : idct_islow_8x8;
     case 4: return has_avx2() ? idct_reduced_4x4_avx2 : idct_reduced_4x4;
     case 2: return has_avx2() ? idct_reduced_2x2_avx2 : idct_reduced_2x2;
     case 1: return idct_reduced_1x1;

@@ -21,6 +21,7 @@ void idct_reduced_1x1(const std::int16_t* coef, const std::uint16_t* quant, std:
 
 // AVX2 bodies (jpeg_idct_avx2.cpp), equal to the above on 32-bit
 // intermediates (every valid file); call only when has_avx2().
+void idct_islow_8x8_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out, std::ptrdiff_t stride);
 void idct_reduced_4x4_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out,
                            std::ptrdiff_t stride);
 void idct_reduced_2x2_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out,
@@ -36,6 +37,7 @@ void idct_sums_8x8(const std::int16_t* coef, const std::uint16_t* quant, std::in
 void idct_sums_4x4(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
 void idct_sums_2x2(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
 void idct_sums_1x1(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
+void idct_sums_8x8_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
 void idct_sums_4x4_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
 void idct_sums_2x2_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::int32_t* sums);
 int idct_last_shift(int size);

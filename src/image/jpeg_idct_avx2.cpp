@@ -88,6 +88,105 @@ inline void sums_4x4(const std::int16_t* c, const std::uint16_t* q, __m128i o[4]
 
 }  // namespace
 
+namespace {
+
+// libjpeg's islow butterfly on eight 16-bit vectors (one per input row of a
+// pass), as sums of pair products: each output is a linear combination of
+// the inputs with integer coefficients, the same sums libjpeg forms through
+// z1..z5 (expanded here so that each pmaddwd takes two inputs).
+constexpr int k0298 = fix(0.298631336), k0390 = fix(0.390180644), k0541 = fix(0.541196100), k0765 = fix(0.765366865),
+              k0899 = fix(0.899976223), k1175 = fix(1.175875602), k1501 = fix(1.501321110), k1847 = fix(1.847759065),
+              k1961 = fix(1.961570560), k2053 = fix(2.053119869), k2562 = fix(2.562915447), k3072 = fix(3.072711026);
+
+inline void islow_8(const __m128i in[8], __m256i out[8]) {
+  const __m256i p04 = pairs(in[0], in[4]), p26 = pairs(in[2], in[6]);
+  const __m256i t0 = _mm256_madd_epi16(p04, k2(1 << kConstBits, 1 << kConstBits));
+  const __m256i t1 = _mm256_madd_epi16(p04, k2(1 << kConstBits, -(1 << kConstBits)));
+  const __m256i t2 = _mm256_madd_epi16(p26, k2(k0541, k0541 - k1847));  // z1 + z3 * -c(1.847)
+  const __m256i t3 = _mm256_madd_epi16(p26, k2(k0541 + k0765, k0541));  // z1 + z2 * c(0.765)
+  const __m256i e10 = _mm256_add_epi32(t0, t3), e13 = _mm256_sub_epi32(t0, t3);
+  const __m256i e11 = _mm256_add_epi32(t1, t2), e12 = _mm256_sub_epi32(t1, t2);
+  const __m256i p75 = pairs(in[7], in[5]), p31 = pairs(in[3], in[1]);
+  auto odd = [&](int c7, int c5, int c3, int c1) {
+    return _mm256_add_epi32(_mm256_madd_epi16(p75, k2(c7, c5)), _mm256_madd_epi16(p31, k2(c3, c1)));
+  };
+  const __m256i o0 = odd(k0298 - k0899 - k1961 + k1175, k1175, k1175 - k1961, k1175 - k0899);
+  const __m256i o1 = odd(k1175, k2053 - k2562 - k0390 + k1175, k1175 - k2562, k1175 - k0390);
+  const __m256i o2 = odd(k1175 - k1961, k1175 - k2562, k3072 - k2562 - k1961 + k1175, k1175);
+  const __m256i o3 = odd(k1175 - k0899, k1175 - k0390, k1175, k1501 - k0899 - k0390 + k1175);
+  out[0] = _mm256_add_epi32(e10, o3);
+  out[7] = _mm256_sub_epi32(e10, o3);
+  out[1] = _mm256_add_epi32(e11, o2);
+  out[6] = _mm256_sub_epi32(e11, o2);
+  out[2] = _mm256_add_epi32(e12, o1);
+  out[5] = _mm256_sub_epi32(e12, o1);
+  out[3] = _mm256_add_epi32(e13, o0);
+  out[4] = _mm256_sub_epi32(e13, o0);
+}
+
+inline __m128i pack32(__m256i v) { return _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
+
+// 8x8 transpose of 16-bit values.
+inline void transpose16(__m128i r[8]) {
+  const __m128i a0 = _mm_unpacklo_epi16(r[0], r[1]), a1 = _mm_unpackhi_epi16(r[0], r[1]);
+  const __m128i a2 = _mm_unpacklo_epi16(r[2], r[3]), a3 = _mm_unpackhi_epi16(r[2], r[3]);
+  const __m128i a4 = _mm_unpacklo_epi16(r[4], r[5]), a5 = _mm_unpackhi_epi16(r[4], r[5]);
+  const __m128i a6 = _mm_unpacklo_epi16(r[6], r[7]), a7 = _mm_unpackhi_epi16(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi32(a0, a2), b1 = _mm_unpackhi_epi32(a0, a2);
+  const __m128i b2 = _mm_unpacklo_epi32(a1, a3), b3 = _mm_unpackhi_epi32(a1, a3);
+  const __m128i b4 = _mm_unpacklo_epi32(a4, a6), b5 = _mm_unpackhi_epi32(a4, a6);
+  const __m128i b6 = _mm_unpacklo_epi32(a5, a7), b7 = _mm_unpackhi_epi32(a5, a7);
+  r[0] = _mm_unpacklo_epi64(b0, b4);
+  r[1] = _mm_unpackhi_epi64(b0, b4);
+  r[2] = _mm_unpacklo_epi64(b1, b5);
+  r[3] = _mm_unpackhi_epi64(b1, b5);
+  r[4] = _mm_unpacklo_epi64(b2, b6);
+  r[5] = _mm_unpackhi_epi64(b2, b6);
+  r[6] = _mm_unpacklo_epi64(b3, b7);
+  r[7] = _mm_unpackhi_epi64(b3, b7);
+}
+
+// Both passes; out[x] holds output column x of rows 0..7 (lanes), as sums
+// before the last shift, rounding included.
+inline void sums_8x8(const std::int16_t* c, const std::uint16_t* q, __m256i out[8]) {
+  __m128i in[8];
+  for (int r = 0; r < 8; ++r) in[r] = row16(c, q, r);
+  __m256i o[8];
+  islow_8(in, o);
+  const __m256i r1 = _mm256_set1_epi32(1 << (kConstBits - kPass1Bits - 1));
+  for (int r = 0; r < 8; ++r)
+    in[r] = pack32(_mm256_srai_epi32(_mm256_add_epi32(o[r], r1), kConstBits - kPass1Bits));
+  transpose16(in);  // in[x]: workspace column x, rows as lanes
+  islow_8(in, out);
+  const __m256i r2 = _mm256_set1_epi32(1 << (kConstBits + kPass1Bits + 3 - 1));
+  for (int x = 0; x < 8; ++x) out[x] = _mm256_add_epi32(out[x], r2);
+}
+
+}  // namespace
+
+void idct_islow_8x8_avx2(const std::int16_t* c, const std::uint16_t* q, std::uint8_t* out, std::ptrdiff_t stride) {
+  __m256i o[8];
+  sums_8x8(c, q, o);
+  __m128i w[8];
+  for (int x = 0; x < 8; ++x) w[x] = pack32(_mm256_srai_epi32(o[x], kConstBits + kPass1Bits + 3));
+  transpose16(w);  // w[y]: output row y
+  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int y = 0; y < 8; y += 2) {
+    const __m128i b = _mm_add_epi8(_mm_packs_epi16(w[y], w[y + 1]), bias);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + y * stride), b);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (y + 1) * stride), _mm_srli_si128(b, 8));
+  }
+}
+
+void idct_sums_8x8_avx2(const std::int16_t* c, const std::uint16_t* q, std::int32_t* sums) {
+  __m256i o[8];
+  sums_8x8(c, q, o);
+  alignas(32) std::int32_t cols[8][8];
+  for (int x = 0; x < 8; ++x) _mm256_store_si256(reinterpret_cast<__m256i*>(cols[x]), o[x]);
+  for (int y = 0; y < 8; ++y)
+    for (int x = 0; x < 8; ++x) sums[8 * y + x] = cols[x][y];
+}
+
 void idct_reduced_4x4_avx2(const std::int16_t* c, const std::uint16_t* q, std::uint8_t* out, std::ptrdiff_t stride) {
   __m128i o[4];
   sums_4x4(c, q, o);
