@@ -156,8 +156,10 @@ bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScan
   desc.restart_interval = static_cast<int>(c.restart_interval);
   for (int i = 0; i < c.num_components; ++i) {
     const jpeg_component_info* k = c.cur_comp_info[i];
-    if (k->component_index != i || !c.quant_tbl_ptrs[k->quant_tbl_no] || !c.dc_huff_tbl_ptrs[k->dc_tbl_no] ||
-        !c.ac_huff_tbl_ptrs[k->ac_tbl_no])
+    // libjpeg checks the table numbers only once decoding starts.
+    if (k->component_index != i || k->quant_tbl_no < 0 || k->quant_tbl_no >= NUM_QUANT_TBLS || k->dc_tbl_no < 0 ||
+        k->dc_tbl_no >= NUM_HUFF_TBLS || k->ac_tbl_no < 0 || k->ac_tbl_no >= NUM_HUFF_TBLS ||
+        !c.quant_tbl_ptrs[k->quant_tbl_no] || !c.dc_huff_tbl_ptrs[k->dc_tbl_no] || !c.ac_huff_tbl_ptrs[k->ac_tbl_no])
       return false;
     desc.h[i] = k->h_samp_factor;
     desc.v[i] = k->v_samp_factor;

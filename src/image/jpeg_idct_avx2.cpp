@@ -12,13 +12,6 @@ namespace {
 constexpr int kConstBits = 13, kPass1Bits = 2;
 constexpr int fix(double x) { return static_cast<int>(x * (1 << kConstBits) + 0.5); }
 
-// Row r of the block, dequantized, as eight 32-bit lanes.
-inline __m256i row(const std::int16_t* c, const std::uint16_t* q, int r) {
-  const __m256i cv = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 8 * r)));
-  const __m256i qv = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 8 * r)));
-  return _mm256_mullo_epi32(cv, qv);
-}
-inline __m256i mul(__m256i a, int k) { return _mm256_mullo_epi32(a, _mm256_set1_epi32(k)); }
 inline __m256i descale(__m256i a, int n) { return _mm256_srai_epi32(_mm256_add_epi32(a, _mm256_set1_epi32(1 << (n - 1))), n); }
 inline std::uint8_t out8(int v) { return static_cast<std::uint8_t>(v < -128 ? 0 : v > 127 ? 255 : v + 128); }
 

@@ -60,6 +60,7 @@ struct Huff {
     for (int l = 1; l <= 16; ++l) {
       valoff[l] = k - code;
       for (int i = 0; i < s.counts[l]; ++i, ++k, ++code) {
+        if (code >= (1 << l)) return false;  // more codes than this length has
         const int symbol = sym[k] = s.symbols[k];
         if (dc && symbol > 15) return false;
         if (l > kFastBits) continue;
@@ -438,8 +439,10 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
     int cursor = 0;
     bool looking = two && !ri;
     const int last = two && ri ? b_first : L.mcus;
+    const std::size_t end_bits = st.u.size * 8;
     for (int m = 0; m < last; ++m) {
-      if (!r.at(m)) {
+      // Past the data the reader sees padding; an MCU reads less than the pad.
+      if (!r.at(m) || r.pos() > end_bits) {
         a_ok = false;
         break;
       }
@@ -477,7 +480,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
     int j = 0;
     for (int m = ri ? b_first : 0; m < L.mcus; ++m, ++j) {
       if ((speculative && r.pos() >= end_bits) || B.cancel.load(std::memory_order_relaxed)) break;
-      if (!speculative && !r.at(m)) {
+      if (!speculative && (!r.at(m) || r.pos() > end_bits)) {
         B.last_bad = j;
         break;
       }
