@@ -307,7 +307,7 @@ struct Reader {
 struct Deferred {
   std::vector<std::int32_t> sums;
   std::vector<std::int16_t> dc;
-  std::vector<std::uint32_t> bitpos;  // where its MCU j began (speculation)
+  std::vector<std::size_t> bitpos;  // where its MCU j began (speculation)
   std::vector<int> pred;              // its DC predictors there (3 per MCU)
   std::atomic<int> count{0};          // MCUs begun (their bitpos is final)
   std::atomic<bool> done{false}, cancel{false};
@@ -484,7 +484,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
         B.last_bad = j;
         break;
       }
-      B.bitpos[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(r.pos());
+      B.bitpos[static_cast<std::size_t>(j)] = r.pos();
       std::copy(r.pred, r.pred + 3, B.pred.begin() + 3 * static_cast<std::ptrdiff_t>(j));
       B.count.store(j + 1, std::memory_order_release);
       if (!decode_mcu(r.b, L, r.pred, blocks, has_ac)) {
@@ -511,7 +511,7 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
         blk += 64;
       }
     }
-    B.bitpos[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(r.pos());
+    B.bitpos[static_cast<std::size_t>(j)] = r.pos();
     B.decoded = j;
     B.end_bits = r.pos();
     B.done.store(true, std::memory_order_release);

@@ -168,6 +168,16 @@ TEST(JpegColor, KernelsMatchThePlainVersions) {
 }
 
 // A JPEG of random-ish pixels from libjpeg itself, 4:2:0 or 4:4:4.
+// A test data file's bytes (empty if it cannot be read).
+std::vector<std::uint8_t> read_bytes(const std::string& name) {
+  std::vector<std::uint8_t> bytes;
+  std::FILE* fp = std::fopen(data_path(name).c_str(), "rb");
+  if (!fp) return bytes;
+  for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
+  std::fclose(fp);
+  return bytes;
+}
+
 // sampling: 0 4:4:4, 1 4:2:0, 2 4:2:2.
 std::vector<std::uint8_t> encode_jpeg(int w, int h, int sampling, bool progressive, int restart_mcus = 0,
                                       int quality = 90) {
@@ -214,12 +224,8 @@ TEST(Decode, TwoThreadDecodeGivesTheSameBytes) {
   for (const char* f : {"images/retina.jpg", "images/squirrel_cls.jpg", "fixtures/jpeg_420.jpg", "fixtures/jpeg_422.jpg",
                         "fixtures/jpeg_444.jpg", "fixtures/jpeg_progressive.jpg", "fixtures/jpeg_cmyk.jpg",
                         "fixtures/jpeg_gray.jpg"}) {
-    std::FILE* fp = std::fopen(data_path(f).c_str(), "rb");
-    ASSERT_NE(fp, nullptr) << f;
-    std::vector<std::uint8_t> bytes;
-    for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
-    std::fclose(fp);
-    files.emplace_back(f, std::move(bytes));
+    files.emplace_back(f, read_bytes(f));
+    ASSERT_FALSE(files.back().second.empty()) << f;
   }
   for (auto [w, h] : {std::pair{17, 9}, std::pair{33, 18}, std::pair{16, 2}, std::pair{1001, 67}, std::pair{40, 3}})
     for (bool sub : {true, false})
@@ -324,12 +330,8 @@ TEST(Decode, OwnScanDecoderGivesLibjpegsBytes) {
   std::vector<std::pair<std::string, std::vector<std::uint8_t>>> files;
   for (const char* f : {"images/retina.jpg", "images/squirrel_cls.jpg", "fixtures/jpeg_420.jpg", "fixtures/jpeg_422.jpg",
                         "fixtures/jpeg_444.jpg", "fixtures/jpeg_gray.jpg", "fixtures/jpeg_progressive.jpg"}) {
-    std::FILE* fp = std::fopen(data_path(f).c_str(), "rb");
-    ASSERT_NE(fp, nullptr) << f;
-    std::vector<std::uint8_t> bytes;
-    for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
-    std::fclose(fp);
-    files.emplace_back(f, std::move(bytes));
+    files.emplace_back(f, read_bytes(f));
+    ASSERT_FALSE(files.back().second.empty()) << f;
   }
   for (auto [w, h] : {std::pair{1001, 67}, std::pair{640, 480}, std::pair{97, 203}, std::pair{24, 16}})
     for (int sampling : {0, 1, 2})
@@ -371,11 +373,8 @@ TEST(Decode, OwnScanDecoderGivesLibjpegsBytes) {
 // does or hands the file to libjpeg; the outcome (error or image, and its
 // size) is the same with one thread and two.
 TEST(Decode, OwnScanDecoderOnDamagedDataAgreesWithLibjpeg) {
-  std::FILE* fp = std::fopen(data_path("images/retina.jpg").c_str(), "rb");
-  ASSERT_NE(fp, nullptr);
-  std::vector<std::uint8_t> good;
-  for (int ch; (ch = std::fgetc(fp)) != EOF;) good.push_back(static_cast<std::uint8_t>(ch));
-  std::fclose(fp);
+  const std::vector<std::uint8_t> good = read_bytes("images/retina.jpg");
+  ASSERT_FALSE(good.empty());
   std::size_t sos = 0;
   for (std::size_t i = 0; i + 1 < good.size(); ++i)
     if (good[i] == 0xFF && good[i + 1] == 0xDA) sos = i;
