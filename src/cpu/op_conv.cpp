@@ -1,5 +1,7 @@
 // Conv -> oneDNN convolution, weights packed once into the layout the
 // implementation chose, bias and post-ops (activations, residual add) fused.
+#include <omp.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -12,34 +14,45 @@
 namespace vinfer::cpu {
 namespace {
 
-// A 3x3 stride-1 convolution through vinfer's own Winograd F(4,3).
+// A 3x3 stride-1 convolution through vinfer's own Winograd F(4,3). Its
+// scratch is the program's shared scratchpad, warm from the layers before.
 class WinogradOp : public CpuOp {
  public:
-  explicit WinogradOp(std::unique_ptr<WinogradF43> k) : kernel(std::move(k)) {}
+  WinogradOp(std::unique_ptr<WinogradF43> k, int threads) : kernel(std::move(k)), threads(threads) {
+    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
+                              memory::data_type::f32, Tag::a);
+  }
   std::unique_ptr<WinogradF43> kernel;
+  int threads;
   const float* src = nullptr;
   float* dst = nullptr;
-  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
-    CpuOp::bind(eng, address, scratch);
+  void* scratch = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
+    CpuOp::bind(eng, address, shared_scratch);
     src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    scratch = shared_scratch;
   }
-  void execute(dnnl::stream&) override { kernel->run(src, dst); }
+  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads); }
 };
 
 // Where oneDNN has no Winograd for the shape (it has none for AVX2 in 2.6),
-// vinfer's F(4,3) runs instead; and over oneDNN's F(2,3) on maps of 112x112
-// and more (AVX-512: VGG19's first 3x3 layers 5.3 vs 7.2 ms, 2.8 vs 3.5 ms
-// and 5.5 vs 7.8 ms; at 56x56 oneDNN's F(2,3) and F(4,3) were the faster,
-// `vinfer info MODEL --profile` with each VINFER_WINOGRAD). onednn_impl: the
-// implementation oneDNN offered ("" for none). VINFER_WINOGRAD=vinfer prefers
-// vinfer's wherever it applies (to compare), =onednn never uses it.
+// vinfer's F(4,3) runs instead on maps of 14x14 and more (DenseNet121's 14x14
+// layers on AVX2, in the network: 2.45 vs 3.19 ms direct); and over oneDNN's
+// AVX-512 F(2,3) on maps of 28x28 and more (per layer, in the networks:
+// DenseNet121's 56x56 layers 0.66 vs 1.05 ms, its 28x28 ones 0.20 vs 0.24,
+// ResNet50's 56x56 ones 0.47 vs 0.74; at 14x14 oneDNN's stays faster).
+// Measured with `vinfer profile MODEL` under each VINFER_WINOGRAD and with
+// bench/bench_conv. oneDNN's F(4,3) (wide layers, VGG) stays. onednn_impl:
+// the implementation oneDNN offered ("" for none). VINFER_WINOGRAD=vinfer
+// prefers vinfer's wherever it applies (to compare), =onednn never uses it.
 bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const Shape& xs,
                       const Shape& ys, const TensorData& w, const TensorData* b, const std::string& onednn_impl) {
   const char* env = std::getenv("VINFER_WINOGRAD");
   const bool prefer = env && std::strcmp(env, "vinfer") == 0;
-  const bool beats_onednn = onednn_impl.empty() ||
-                            (onednn_impl.find("wino_2x3") != std::string::npos && ys[2] * ys[3] >= 112 * 112);
+  const std::int64_t map = ys[2] * ys[3];
+  const bool beats_onednn = (onednn_impl.empty() && map >= 14 * 14) ||
+                            (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
   if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return false;
   float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   if (n.post_ops.size() > 1) return false;
@@ -58,18 +71,16 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   geo.pad_t = static_cast<int>(p.pads_begin[0]);
   geo.pad_l = static_cast<int>(p.pads_begin[1]);
   geo.block = channel_block();
-  // Below 28x28 its transforms and partial chunks cost more than direct
-  // convolution saves (DenseNet121's 14x14 block, AVX2). Each chunk of tiles
-  // streams all transformed weights (36 x ic x oc floats); small maps take
-  // 6-tile chunks, too little work per weight when those are large: VGG19's
-  // 512-channel 28x28 layers ran 2.4x slower than direct, its 256-channel
-  // 56x56 ones 2x faster.
+  // Each chunk of tiles streams all transformed weights (36 x ic x oc
+  // floats): too little work per weight on small maps when those are large
+  // (VGG19's 512-channel 28x28 layers ran 2.4x slower than direct, its
+  // 256-channel 56x56 ones 2x faster). On 7x7 maps the transforms cost more
+  // than they save.
   const double weight_mib = 36.0 * geo.ic * geo.oc * 4 / (1 << 20);
   const int tiles = ((geo.oh + 3) / 4) * ((geo.ow + 3) / 4);
-  if (xs[0] != 1 || geo.oh * geo.ow < 28 * 28 || (tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo))
-    return false;
+  if (xs[0] != 1 || map < 14 * 14 || (tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo)) return false;
   auto op = std::make_unique<WinogradOp>(
-      std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi));
+      std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();

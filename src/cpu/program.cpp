@@ -8,6 +8,7 @@
 
 #include <omp.h>
 
+#include "cpu/aligned.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_op.hpp"
 #include "runtime/concat_views.hpp"
@@ -16,19 +17,6 @@
 
 namespace vinfer::cpu {
 namespace {
-
-struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
-};
-using Block = std::unique_ptr<void, AlignedFree>;
-
-Block aligned_block(std::size_t bytes) {
-  const std::size_t n = (std::max<std::size_t>(bytes, 64) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, n);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, n);  // padded channel lanes start (and stay) zero
-  return Block(p);
-}
 
 class Program final : public BuildContext, public detail::Executor {
  public:
@@ -186,7 +174,7 @@ class Program final : public BuildContext, public detail::Executor {
     }
     touch(out_ref_.buffer, static_cast<int>(ops_.size()));
     plan_ = detail::plan_memory(bufs_);
-    arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));
+    arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));  // padded channel lanes start (and stay) zero
     scratch_ = aligned_block(scratch);
     for (auto& op : ops_) op->bind(eng_, [&](int b) { return address(b); }, scratch_.get());
     info.arena_bytes = plan_.arena_bytes;

@@ -4,14 +4,17 @@
 // 4x4 output tile with 36 multiplications per channel pair instead of 144
 // (4x fewer); the transforms are adds and a few multiplies.
 //
-// The image is cut into chunks of tiles; one thread takes a chunk through all
-// three steps while its scratch stays in L2: input transform (V = B^T d B),
+// Each thread takes an equal run of tiles, in chunks of at most two GEMM
+// register tiles of rows, each chunk through all three steps while its
+// scratch stays in L2: input transform (V = B^T d B),
 // 36 small GEMMs against the weights transformed once at load (U = G g G^T),
 // output transform (Y = A^T M A) with bias and clamp, written into dst.
 #pragma once
 #include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "cpu/aligned.hpp"
 
 namespace vinfer::cpu {
 
@@ -25,12 +28,12 @@ struct WinogradGeometry {
 
 // One chunk of tiles [tile0, tile0 + T) through the three steps; v and m are
 // the thread's scratch (36 x T x ic and 36 x T x oc floats).
-using WinogradChunkFn = void (*)(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
-                                 const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
-void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
-                         const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
-void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
-                           const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+using WinogradChunkFn = void (*)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
+                                 const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
+                         const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
+                           const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
 
 class WinogradF43 {
  public:
@@ -48,17 +51,27 @@ class WinogradF43 {
   // threads; allocates only when more threads run it than ever before.
   void run(const float* src, float* dst);
 
+  // The same on caller-provided scratch (64-byte aligned, scratch_bytes(threads)
+  // long), with at most `threads` threads: a network's Winograd layers then share
+  // one scratch buffer, which stays in cache from layer to layer.
+  std::size_t scratch_bytes(int threads) const;
+  void run(const float* src, float* dst, void* scratch, int threads);
+
   const WinogradGeometry& geometry() const { return g_; }
 
  private:
   WinogradGeometry g_;
   int tiles_w_ = 0, tiles_ = 0;
-  int tiles_per_chunk_ = 12;  // a multiple of the GEMM's register-tile rows
+  int rows_ = 12;        // the GEMM's register-tile rows
+  int max_chunk_ = 24;   // tiles per chunk (the last of a thread takes up to rows_ - 1 more)
   WinogradChunkFn chunk_ = nullptr;
-  std::vector<float> u_;     // [36][ic][oc]
+  Block u_;                  // [36][ic][oc]
   std::vector<float> bias_;  // oc
   float lo_, hi_;
-  std::vector<std::vector<float>> scratch_;  // per thread: V [36][T][ic] then M [36][T][oc]
+  Block own_scratch_;  // for run(src, dst): per thread V [36][T][ic] then M [36][T][oc]
+  int own_threads_ = 0;
+
+  std::size_t thread_floats() const;
 };
 
 }  // namespace vinfer::cpu

@@ -28,9 +28,9 @@ struct Avx2 {
 
 }  // namespace
 
-void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
-                         const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
-  WinogradKernels<Avx2>::chunk(g, tiles_w, tiles, tile0, T, src, u, bias, lo, hi, v, m, dst);
+void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
+                         const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
+  WinogradKernels<Avx2>::chunk(g, tiles_w, tile0, T, src, u, prefetch_u, bias, lo, hi, v, m, dst);
 }
 
 }  // namespace vinfer::cpu

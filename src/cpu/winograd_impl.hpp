@@ -7,7 +7,10 @@
 //   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
 // I: the ISA (vector type V, lanes L, ops, and the GEMM micro-kernels).
 #pragma once
-#include <cstring>
+#include <algorithm>
+#include <utility>
+
+#include <immintrin.h>
 
 #include "cpu/winograd.hpp"
 
@@ -65,22 +68,25 @@ struct WinogradKernels {
     }
   }
 
-  // V[pos][t][ic] for tiles [tile0, tile0 + T); tiles past the end are zero.
-  static void input_transform(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src, float* v) {
+  // V[pos][t][ic] for tiles [tile0, tile0 + T). Meanwhile, when pf_bytes > 0,
+  // the bytes at pf are prefetched into L2, spread over the tiles' transforms.
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, float* v,
+                              const char* pf, std::size_t pf_bytes) {
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
     const std::size_t hw = static_cast<std::size_t>(H) * W;
     const std::size_t pos_stride = static_cast<std::size_t>(T) * IC;
     alignas(64) float patch[36 * L];  // a border tile, zero-padded, L channels per pixel
+    const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
+    const std::size_t pf_step = (pf_bytes / 64 + transforms - 1) / transforms * 64;  // bytes per transform
+    const char* const pf_end = pf + pf_bytes;
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
       float* vt = v + static_cast<std::size_t>(t) * IC;
-      if (ti >= tiles) {
-        for (int pos = 0; pos < 36; ++pos) std::memset(vt + pos * pos_stride, 0, sizeof(float) * IC);
-        continue;
-      }
       const int y0 = (ti / tiles_w) * 4 - g.pad_t, x0 = (ti % tiles_w) * 4 - g.pad_l;
       const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
       for (int c = 0; c < IC; c += L) {
+        for (const char* q = pf, *e = std::min(pf + pf_step, pf_end); q < e; q += 64) _mm_prefetch(q, _MM_HINT_T1);
+        pf = std::min(pf + pf_step, pf_end);
         const float* plane = src + (static_cast<std::size_t>(c / B) * hw) * B + c % B;
         if (inside) {
           tile_transform(plane + (static_cast<std::size_t>(y0) * W + x0) * B, static_cast<std::size_t>(W) * B, B, vt + c,
@@ -101,12 +107,12 @@ struct WinogradKernels {
   }
 
   // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst.
-  static void output_transform(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* m,
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* m,
                         const float* bias, float lo, float hi, float* dst) {
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
     const std::size_t pos_stride = static_cast<std::size_t>(T) * g.oc;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
-    for (int t = 0; t < T && tile0 + t < tiles; ++t) {
+    for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
       const int y0 = (ti / tiles_w) * 4, x0 = (ti % tiles_w) * 4;
       for (int c = 0; c < g.oc; c += L) {
@@ -132,25 +138,36 @@ struct WinogradKernels {
   }
 
 
-  // C[T][n] = A[T][k] x B[k][n] (row-major) in the ISA's register tiles.
+  // C[T][n] = A[T][k] x B[k][n] (row-major) in the ISA's register tiles; the
+  // last rows (T not a multiple of R) in a tile of exactly that many rows.
+  template <int N>
+  static void gemm_rows(const float* a, const float* b, float* c, int k, int n) {
+    int col = 0;
+    for (; col + 2 * L <= n; col += 2 * L) I::template micro2<N>(a, b + col, c + col, k, n);
+    if (col < n) I::template micro1<N>(a, b + col, c + col, k, n);
+  }
+  template <int... N>
+  static void gemm_tail(int rows, const float* a, const float* b, float* c, int k, int n, std::integer_sequence<int, N...>) {
+    ((rows == N + 1 ? gemm_rows<N + 1>(a, b, c, k, n) : void()), ...);
+  }
   static void gemm_chunk(const float* a, const float* b, float* c, int k, int n, int T) {
-    for (int row0 = 0; row0 < T; row0 += I::R) {
-      const float* ar = a + static_cast<std::size_t>(row0) * k;
-      float* cr = c + static_cast<std::size_t>(row0) * n;
-      int col = 0;
-      for (; col + 2 * L <= n; col += 2 * L) I::micro2(ar, b + col, cr + col, k, n);
-      if (col < n) I::micro1(ar, b + col, cr + col, k, n);
-    }
+    int row0 = 0;
+    for (; row0 + I::R <= T; row0 += I::R)
+      gemm_rows<I::R>(a + static_cast<std::size_t>(row0) * k, b, c + static_cast<std::size_t>(row0) * n, k, n);
+    if (row0 < T)
+      gemm_tail(T - row0, a + static_cast<std::size_t>(row0) * k, b, c + static_cast<std::size_t>(row0) * n, k, n,
+                std::make_integer_sequence<int, I::R - 1>());
   }
 
   // One chunk of tiles through all three steps (WinogradChunkFn).
-  static void chunk(const WinogradGeometry& g, int tiles_w, int tiles, int tile0, int T, const float* src,
-                    const float* u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
-    input_transform(g, tiles_w, tiles, tile0, T, src, v);
+  static void chunk(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
+                    bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
+    input_transform(g, tiles_w, tile0, T, src, v, reinterpret_cast<const char*>(u),
+                    prefetch_u ? sizeof(float) * 36 * g.ic * g.oc : 0);
     for (int pos = 0; pos < 36; ++pos)
       gemm_chunk(v + static_cast<std::size_t>(pos) * T * g.ic, u + static_cast<std::size_t>(pos) * g.ic * g.oc,
                  m + static_cast<std::size_t>(pos) * T * g.oc, g.ic, g.oc, T);
-    output_transform(g, tiles_w, tiles, tile0, T, m, bias, lo, hi, dst);
+    output_transform(g, tiles_w, tile0, T, m, bias, lo, hi, dst);
   }
 };
 

@@ -2,6 +2,8 @@
 // small graphs covering each attribute: the oneDNN backend, with the fusion
 // passes on, must give the reference's numbers with the passes off.
 #include <gtest/gtest.h>
+#include <omp.h>
+
 
 #include <algorithm>
 #include <cmath>
@@ -119,6 +121,8 @@ TEST(Winograd, F43MatchesDirectConvolution) {
       {32, 24, 13, 17, 1, 1, 1, 1, 8, true, 0.f, inf},     // partial tiles, ReLU, 8 + 16 column blocks
       {16, 32, 9, 30, 0, 2, 2, 0, 16, true, -0.5f, 0.5f},  // block 16, uneven pads, Clip
       {48, 16, 6, 6, 2, 2, 2, 2, 16, false, -inf, inf},    // output larger than a tile grid of the input
+      {16, 48, 50, 45, 1, 1, 1, 1, 16, true, 0.f, inf},    // 156 tiles: several chunks per thread, a tail
+      {8, 8, 62, 61, 1, 1, 1, 1, 8, false, -inf, inf},     // 256 tiles in 6-row register tiles
   };
   for (const Case& c : cases) {
     cpu::WinogradGeometry g;
@@ -149,10 +153,18 @@ TEST(Winograd, F43MatchesDirectConvolution) {
               static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
         }
     cpu::WinogradF43 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi);
-    k.run(src.data(), dst.data());
-    double diff = 0;
-    for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
-    EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block " << c.block;
+    // Each thread count splits the tiles differently (runs, chunks, partial register tiles).
+    const int max_threads = omp_get_max_threads();
+    for (int threads : {1, 2, 3}) {
+      std::fill(dst.begin(), dst.end(), NAN);
+      omp_set_num_threads(threads);
+      k.run(src.data(), dst.data());
+      double diff = 0;
+      for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
+      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block " << c.block
+                                    << " threads " << threads;
+    }
+    omp_set_num_threads(max_threads);
   }
 }
 

@@ -1,0 +1,122 @@
+// Google Benchmark: 3x3 stride-1 convolutions of the zoo's shapes, vinfer's
+// Winograd F(4,3) beside oneDNN's Winograd (F(2,3), AVX-512 only in 2.6) and
+// its direct convolution, on the same blocked tensors; /threads/cold.
+//   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <dnnl.hpp>
+#include <random>
+#include <vector>
+
+#include "cpu/winograd.hpp"
+
+namespace {
+
+struct Shape3x3 {
+  int ic, oc, hw;
+};
+
+// As the engine: nChw16c where oneDNN runs AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2
+// gives the AVX2 kernels and nChw8c).
+int block() { return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8; }
+
+std::vector<float> random_values(std::size_t n, float scale) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Inside a network each layer's weights come from memory, not from the cache
+// the previous iteration left: with cold = 1, 64 MiB are written between
+// iterations (untimed).
+void evict_caches(benchmark::State& st) {
+  if (st.range(1) == 0) return;
+  static std::vector<char> junk(64 << 20);
+  st.PauseTiming();
+  for (std::size_t i = 0; i < junk.size(); i += 64) junk[i] = static_cast<char>(junk[i] + 1);
+  st.ResumeTiming();
+}
+
+void BM_WinogradVinfer(benchmark::State& st, Shape3x3 s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  vinfer::cpu::WinogradGeometry g;
+  g.ic = s.ic, g.oc = s.oc, g.h = g.w = g.oh = g.ow = s.hw, g.pad_t = g.pad_l = 1, g.block = block();
+  if (!vinfer::cpu::WinogradF43::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic * 9, 0.1f);
+  const auto b = random_values(s.oc, 0.1f);
+  const auto x = random_values(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 1.f);
+  std::vector<float> y(static_cast<std::size_t>(s.oc) * s.hw * s.hw);
+  vinfer::cpu::WinogradF43 k(g, w.data(), b.data(), 0.f);
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data());
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.hw * s.hw, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  using tag = dnnl::memory::format_tag;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const tag blocked = block() == 16 ? tag::nChw16c : tag::nChw8c;
+  const auto f32 = dnnl::memory::data_type::f32;
+  dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, f32, blocked), dst({1, s.oc, s.hw, s.hw}, f32, blocked),
+      wany({s.oc, s.ic, 3, 3}, f32, tag::any), bias({s.oc}, f32, tag::a);
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, wany, bias, dst, {1, 1}, {1, 1},
+                                        {1, 1}),
+        attr, eng);
+  } catch (const dnnl::error&) {
+    return st.SkipWithError("oneDNN has no such implementation here");
+  }
+  auto xv = random_values(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 1.f);
+  auto wv = random_values(pd.weights_desc().get_size() / 4, 0.1f);
+  auto bv = random_values(s.oc, 0.1f);
+  dnnl::memory xm(src, eng, xv.data()), wm(pd.weights_desc(), eng, wv.data()), bm(bias, eng, bv.data()),
+      ym(dst, eng), sm(pd.scratchpad_desc(), eng);
+  dnnl::convolution_forward conv(pd);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm},
+                                             {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
+  for (auto _ : st) {
+    evict_caches(st);
+    conv.execute(strm, args);
+    strm.wait();
+  }
+  st.SetLabel(pd.impl_info_str());
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.hw * s.hw, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+// DenseNet's growth layers (128 -> 32) at 56, 28, 14; ResNet50's bottlenecks;
+// VGG19's wide layers.
+#define SHAPES(X)                 \
+  X(densenet_56, {128, 32, 56})   \
+  X(densenet_28, {128, 32, 28})   \
+  X(densenet_14, {128, 32, 14})   \
+  X(resnet_56, {64, 64, 56})      \
+  X(resnet_28, {128, 128, 28})    \
+  X(resnet_14, {256, 256, 14})    \
+  X(vgg_56, {256, 256, 56})       \
+  X(vgg_28, {512, 512, 28})
+#define REGISTER(name, ...)                                                                                         \
+  BENCHMARK_CAPTURE(BM_WinogradVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_OneDnn, name##_wino, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_winograd)            \
+      ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);                                                \
+  BENCHMARK_CAPTURE(BM_OneDnn, name##_direct, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_direct)            \
+      ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES(REGISTER)
+
+}  // namespace
+
+BENCHMARK_MAIN();
