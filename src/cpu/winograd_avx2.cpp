@@ -7,7 +7,7 @@
 namespace vinfer::cpu {
 namespace {
 
-#define VINFER_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define VINFER_ROWS(X) X(0, 0, 0) X(1, 0, 1) X(2, 0, 2) X(3, 3, 0) X(4, 3, 1) X(5, 3, 2)
 struct Avx2 {
   using V = __m256;
   static constexpr int L = 8, R = 6;

@@ -7,7 +7,9 @@
 namespace vinfer::cpu {
 namespace {
 
-#define VINFER_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define VINFER_ROWS(X)                                                                                   \
+  X(0, 0, 0) X(1, 0, 1) X(2, 0, 2) X(3, 3, 0) X(4, 3, 1) X(5, 3, 2) X(6, 6, 0) X(7, 6, 1) X(8, 6, 2) X(9, 9, 0) \
+      X(10, 9, 1) X(11, 9, 2)
 struct Avx512 {
   using V = __m512;
   static constexpr int L = 16, R = 12;

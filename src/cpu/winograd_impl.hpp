@@ -51,20 +51,26 @@ struct WinogradKernels {
     return ((static_cast<std::size_t>(c / block)) * hw + p) * block + c % block;
   }
 
-  // B^T d B for one 6x6 tile of L channels: d at p, rows `row` floats apart,
-  // pixels `px` apart; the 36 results go to v, `pos_stride` floats apart.
-  static void tile_transform(const float* p, std::size_t row, std::size_t px, float* v, std::size_t pos_stride) {
+  // B^T d B for one 6x6 tile of L channels. Pixel (i, j) of the tile is at
+  // base + at + i * row + j * px; on a Border tile only where bit i of rows_in
+  // and bit j of cols_in are set (the rest is padding, zero). The 36 results
+  // go to v, `pos_stride` floats apart.
+  template <bool Border>
+  static void tile_transform(const float* base, std::ptrdiff_t at, std::ptrdiff_t row, std::ptrdiff_t px, unsigned rows_in,
+                             unsigned cols_in, float* v, std::size_t pos_stride) {
     V tmp[6][6];  // d B, row by row
     for (int i = 0; i < 6; ++i) {
       V z[6];
-      for (int j = 0; j < 6; ++j) z[j] = I::load(p + i * row + j * px);
+      for (int j = 0; j < 6; ++j)
+        z[j] = !Border || ((rows_in >> i) & (cols_in >> j) & 1u) ? I::load(base + (at + i * row + j * px)) : I::zero();
       bt6(z, tmp[i]);
     }
     for (int j = 0; j < 6; ++j) {  // B^T (d B), column by column
       V z[6], r[6];
       for (int i = 0; i < 6; ++i) z[i] = tmp[i][j];
       bt6(z, r);
-      for (int i = 0; i < 6; ++i) I::store(v + (i * 6 + j) * pos_stride, r[i]);
+      float* o = v + j * pos_stride;
+      for (int i = 0; i < 6; ++i, o += 6 * pos_stride) I::store(o, r[i]);
     }
   }
 
@@ -73,9 +79,8 @@ struct WinogradKernels {
   static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, float* v,
                               const char* pf, std::size_t pf_bytes) {
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
-    const std::size_t hw = static_cast<std::size_t>(H) * W;
+    const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(H) * W * B, row = static_cast<std::ptrdiff_t>(W) * B;
     const std::size_t pos_stride = static_cast<std::size_t>(T) * IC;
-    alignas(64) float patch[36 * L];  // a border tile, zero-padded, L channels per pixel
     const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
     const std::size_t pf_step = (pf_bytes / 64 + transforms - 1) / transforms * 64;  // bytes per transform
     const char* const pf_end = pf + pf_bytes;
@@ -83,25 +88,18 @@ struct WinogradKernels {
       const int ti = tile0 + t;
       float* vt = v + static_cast<std::size_t>(t) * IC;
       const int y0 = (ti / tiles_w) * 4 - g.pad_t, x0 = (ti % tiles_w) * 4 - g.pad_l;
-      const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
-      for (int c = 0; c < IC; c += L) {
+      unsigned rows_in = 0, cols_in = 0;
+      for (int i = 0; i < 6; ++i) {
+        rows_in |= (y0 + i >= 0 && y0 + i < H ? 1u : 0u) << i;
+        cols_in |= (x0 + i >= 0 && x0 + i < W ? 1u : 0u) << i;
+      }
+      const bool inside = rows_in == 63 && cols_in == 63;
+      for (int c = 0; c < IC; c += L) {  // B == L: one channel block per vector
         for (const char* q = pf, *e = std::min(pf + pf_step, pf_end); q < e; q += 64) _mm_prefetch(q, _MM_HINT_T1);
         pf = std::min(pf + pf_step, pf_end);
-        const float* plane = src + (static_cast<std::size_t>(c / B) * hw) * B + c % B;
-        if (inside) {
-          tile_transform(plane + (static_cast<std::size_t>(y0) * W + x0) * B, static_cast<std::size_t>(W) * B, B, vt + c,
-                         pos_stride);
-          continue;
-        }
-        for (int i = 0; i < 6; ++i)
-          for (int j = 0; j < 6; ++j) {
-            const int y = y0 + i, x = x0 + j;
-            const V d = y >= 0 && y < H && x >= 0 && x < W
-                                 ? I::load(plane + (static_cast<std::size_t>(y) * W + x) * B)
-                                 : I::zero();
-            I::store(patch + (i * 6 + j) * L, d);
-          }
-        tile_transform(patch, 6 * L, L, vt + c, pos_stride);
+        const std::ptrdiff_t at = (c / B) * plane + y0 * row + static_cast<std::ptrdiff_t>(x0) * B;
+        if (inside) tile_transform<false>(src, at, row, B, rows_in, cols_in, vt + c, pos_stride);
+        else tile_transform<true>(src, at, row, B, rows_in, cols_in, vt + c, pos_stride);
       }
     }
   }
