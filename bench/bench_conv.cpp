@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/conv1x1.hpp"
 #include "cpu/winograd.hpp"
 
 namespace {
@@ -58,7 +59,7 @@ void BM_WinogradVinfer(benchmark::State& st, Shape3x3 s) {
                                               benchmark::Counter::kIs1000);
 }
 
-void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
+void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kernel) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   using tag = dnnl::memory::format_tag;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -66,7 +67,7 @@ void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
   const tag blocked = block() == 16 ? tag::nChw16c : tag::nChw8c;
   const auto f32 = dnnl::memory::data_type::f32;
   dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, f32, blocked), dst({1, s.oc, s.hw, s.hw}, f32, blocked),
-      wany({s.oc, s.ic, 3, 3}, f32, tag::any), bias({s.oc}, f32, tag::a);
+      wany({s.oc, s.ic, kernel, kernel}, f32, tag::any), bias({s.oc}, f32, tag::a);
   dnnl::post_ops po;
   po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   dnnl::primitive_attr attr;
@@ -74,8 +75,8 @@ void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, wany, bias, dst, {1, 1}, {1, 1},
-                                        {1, 1}),
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, wany, bias, dst, {1, 1}, {kernel / 2, kernel / 2},
+                                        {kernel / 2, kernel / 2}),
         attr, eng);
   } catch (const dnnl::error&) {
     return st.SkipWithError("oneDNN has no such implementation here");
@@ -94,9 +95,45 @@ void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
     strm.wait();
   }
   st.SetLabel(pd.impl_info_str());
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.hw * s.hw, benchmark::Counter::kIsIterationInvariantRate,
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * kernel * kernel * s.ic * s.oc * s.hw * s.hw,
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) { onednn_conv(st, s, alg, 3); }
+void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::algorithm::convolution_direct, 1); }
+
+// DenseNet's BatchNorm -> ReLU -> 1x1 convolution: vinfer's fused kernel
+// against oneDNN's 1x1 convolution alone (which needs a separate pass for the
+// normalization). Shapes {ic, oc, hw}: the largest layer of each dense block.
+void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  vinfer::cpu::Conv1x1Geometry g;
+  g.ic = s.ic, g.oc = s.oc, g.hw = s.hw * s.hw, g.block = block();
+  if (!vinfer::cpu::Conv1x1Pre::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic, 0.1f), b = random_values(s.oc, 0.1f);
+  const auto sc = random_values(s.ic, 1.f), sh = random_values(s.ic, 1.f);
+  const auto x = random_values(static_cast<std::size_t>(s.ic) * g.hw, 1.f);
+  std::vector<float> y(static_cast<std::size_t>(s.oc) * g.hw);
+  vinfer::cpu::PreActivation pre;
+  pre.scale = sc.data(), pre.shift = sh.data(), pre.lo = 0.f;
+  vinfer::cpu::Conv1x1Pre k(g, w.data(), b.data(), pre, 0.f);
+  const int threads = static_cast<int>(st.range(0));
+  vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data(), scratch.get(), threads);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * s.ic * s.oc * g.hw, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
 }
+
+#define SHAPES_1X1(X)         \
+  X(block1, {256, 128, 56})   \
+  X(block2, {512, 128, 28})   \
+  X(block3, {1024, 128, 14})  \
+  X(block4, {1024, 128, 7})
+#define REGISTER_1X1(name, ...)                                                                                        \
+  BENCHMARK_CAPTURE(BM_Conv1x1Vinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_OneDnn1x1, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 // DenseNet's growth layers (128 -> 32) at 56, 28, 14; ResNet50's bottlenecks;
 // VGG19's wide layers.
@@ -116,6 +153,7 @@ void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) {
   BENCHMARK_CAPTURE(BM_OneDnn, name##_direct, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_direct)            \
       ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES(REGISTER)
+SHAPES_1X1(REGISTER_1X1)
 
 }  // namespace
 

@@ -72,6 +72,10 @@ class BuildContext {
   // Declares `value` as a reinterpretation (reshape) of `source`'s plain storage.
   virtual void alias_plain(int value, int source) = 0;
   virtual void add(std::unique_ptr<CpuOp> op) = 0;
+  // The node that writes `value` (null for inputs and constants), and the
+  // nodes that read it.
+  virtual const Node* producer(int value) const = 0;
+  virtual const std::vector<int>& consumers(int value) const = 0;
 };
 
 // Channels per block of the Blocked form: 16 where oneDNN runs AVX-512 kernels, else 8.
@@ -91,6 +95,9 @@ void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd);
 
 // One factory per op family (src/cpu/op_*.cpp). Each validates the node and adds ops.
 void build_conv(BuildContext& ctx, const Node& n);
+// Whether a vinfer.ScaleShift node is applied by the convolution that reads it
+// (its only consumer: a 1x1 convolution, see conv1x1.hpp); it is then not built.
+bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
 void build_pool(BuildContext& ctx, const Node& n);
 void build_eltwise(BuildContext& ctx, const Node& n);
 void build_binary(BuildContext& ctx, const Node& n);

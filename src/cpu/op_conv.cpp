@@ -2,11 +2,13 @@
 // implementation chose, bias and post-ops (activations, residual add) fused.
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 
+#include "cpu/conv1x1.hpp"
 #include "cpu/cpu_op.hpp"
 #include "cpu/winograd.hpp"
 #include "graph/op_params.hpp"
@@ -36,6 +38,18 @@ class WinogradOp : public CpuOp {
   void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads); }
 };
 
+// Clamp bounds for a node's post-ops if they are at most one Relu or Clip.
+bool clamp_of(const Node& n, float& lo, float& hi) {
+  lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  if (n.post_ops.size() > 1) return false;
+  for (const PostOp& po : n.post_ops) {
+    if (po.kind == PostOp::Relu) lo = 0.f;
+    else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
+    else return false;
+  }
+  return true;
+}
+
 // Where oneDNN has no Winograd for the shape (it has none for AVX2 in 2.6),
 // vinfer's F(4,3) runs instead on maps of 14x14 and more (DenseNet121's 14x14
 // layers on AVX2, in the network: 2.45 vs 3.19 ms direct); and over oneDNN's
@@ -54,13 +68,8 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   const bool beats_onednn = (onednn_impl.empty() && map >= 14 * 14) ||
                             (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
   if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return false;
-  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (n.post_ops.size() > 1) return false;
-  for (const PostOp& po : n.post_ops) {
-    if (po.kind == PostOp::Relu) lo = 0.f;
-    else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
-    else return false;
-  }
+  float lo, hi;
+  if (!clamp_of(n, lo, hi)) return false;
   WinogradGeometry geo;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
@@ -90,9 +99,94 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   return true;
 }
 
+// DenseNet's BatchNorm -> ReLU -> 1x1 convolution as one op (conv1x1.hpp):
+// the normalization is applied while the convolution packs its input.
+class PreActConv1x1Op : public CpuOp {
+ public:
+  PreActConv1x1Op(std::unique_ptr<Conv1x1Pre> k, int threads) : kernel(std::move(k)), threads(threads) {
+    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
+                              memory::data_type::f32, Tag::a);
+  }
+  std::unique_ptr<Conv1x1Pre> kernel;
+  int threads;
+  const float* src = nullptr;
+  float* dst = nullptr;
+  void* scratch = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
+    CpuOp::bind(eng, address, shared_scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    scratch = shared_scratch;
+  }
+  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads); }
+};
+
+// The vinfer.ScaleShift (+ ReLU) whose output only this 1x1 convolution
+// reads, if the fused kernel takes the pair; else null. VINFER_CONV1X1=onednn
+// keeps them apart (to compare).
+const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
+  const char* env = std::getenv("VINFER_CONV1X1");
+  if ((env && std::strcmp(env, "onednn") == 0) || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
+  const Graph& g = ctx.graph();
+  const Node* s = ctx.producer(conv.inputs[0]);
+  if (!s || s->op != "vinfer.ScaleShift" || g.is_output(s->outputs[0]) || ctx.consumers(s->outputs[0]).size() != 1 ||
+      !g.constant(s->inputs[1]) || !g.constant(s->inputs[2]))
+    return nullptr;
+  if (s->post_ops.size() > 1 || (s->post_ops.size() == 1 && s->post_ops[0].kind != PostOp::Relu)) return nullptr;
+  const Shape& xs = g.value(conv.inputs[0]).shape;
+  const TensorData* w = g.constant(conv.inputs[1]);
+  if (!w || xs.size() != 4 || xs[0] != 1 || w->shape.size() != 4 || w->shape[2] != 1 || w->shape[3] != 1) return nullptr;
+  if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2])) return nullptr;
+  const detail::WindowParams p = detail::conv_params(conv, xs, w->shape);
+  auto all = [](const std::vector<std::int64_t>& v, std::int64_t x) {
+    return std::all_of(v.begin(), v.end(), [x](std::int64_t e) { return e == x; });
+  };
+  float lo, hi;
+  if (p.group != 1 || !all(p.strides, 1) || !all(p.dilations, 1) || !all(p.pads_begin, 0) || !all(p.pads_end, 0) ||
+      !clamp_of(conv, lo, hi))
+    return nullptr;
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w->shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
+  geo.block = channel_block();
+  // Each block of pixels streams all weights: past 1 MiB (DenseNet's last
+  // transition, 1024 -> 512) oneDNN's 1x1 plus a separate pass was faster.
+  const bool small_weights = static_cast<double>(geo.ic) * geo.oc * sizeof(float) <= (1 << 20);
+  return small_weights && Conv1x1Pre::supports(geo) ? s : nullptr;
+}
+
+void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData& w = *g.constant(n.inputs[1]);
+  const TensorData* b = n.inputs.size() > 2 && n.inputs[2] >= 0 ? g.constant(n.inputs[2]) : nullptr;
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
+  geo.block = channel_block();
+  PreActivation pre;
+  pre.scale = g.constant(s.inputs[1])->f.data();
+  pre.shift = g.constant(s.inputs[2])->f.data();
+  if (!s.post_ops.empty()) pre.lo = 0.f;
+  float lo, hi;
+  clamp_of(n, lo, hi);
+  auto op = std::make_unique<PreActConv1x1Op>(
+      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi), omp_get_max_threads());
+  op->acts[DNNL_ARG_SRC] = ctx.input(s.inputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  op->name = n.label();
+  op->impl = channel_block() == 16 ? "vinfer:conv1x1_preact_avx512" : "vinfer:conv1x1_preact_avx2";
+  op->flops = 2.0 * geo.ic * geo.oc * geo.hw;
+  ctx.add(std::move(op));
+}
+
 }  // namespace
 
+bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
+  const std::vector<int>& readers = ctx.consumers(scale_shift.outputs[0]);
+  return readers.size() == 1 && absorbable_scale_shift(ctx, ctx.graph().nodes[static_cast<std::size_t>(readers[0])]) == &scale_shift;
+}
+
 void build_conv(BuildContext& ctx, const Node& n) {
+  if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const TensorData* w = g.constant(n.inputs[1]);

@@ -39,6 +39,12 @@ class Program final : public BuildContext, public detail::Executor {
         [&](int v) { return static_cast<std::int64_t>(blocked_md(g_.value(v).shape).get_size()); });
     info.concats_in_place = views_.count;
 
+    consumers_ = g_.consumers();
+    producers_.assign(g_.values.size(), -1);
+    for (std::size_t k = 0; k < g_.nodes.size(); ++k)
+      for (int v : g_.nodes[k].outputs)
+        if (v >= 0) producers_[static_cast<std::size_t>(v)] = static_cast<int>(k);
+
     in_value_ = g_.inputs[0];
     const Value& in = g_.value(in_value_);
     if (in.dtype != DType::F32) throw Error(ErrorKind::Unsupported, "the network input must be float32");
@@ -106,6 +112,12 @@ class Program final : public BuildContext, public detail::Executor {
 
   void add(std::unique_ptr<CpuOp> op) override { ops_.push_back(std::move(op)); }
 
+  const Node* producer(int value) const override {
+    const int k = producers_.at(static_cast<std::size_t>(value));
+    return k < 0 ? nullptr : &g_.nodes[static_cast<std::size_t>(k)];
+  }
+  const std::vector<int>& consumers(int value) const override { return consumers_.at(static_cast<std::size_t>(value)); }
+
   // Executor
   void run(const float* input, float* output) override {
     omp_set_num_threads(threads_);
@@ -153,7 +165,9 @@ class Program final : public BuildContext, public detail::Executor {
     else if (op == "Concat") build_concat(*this, n);
     else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);
     else if (op == "Softmax") build_softmax(*this, n);
-    else if (op == "vinfer.ScaleShift") build_scale_shift(*this, n);
+    else if (op == "vinfer.ScaleShift") {
+      if (!scale_shift_absorbed(*this, n)) build_scale_shift(*this, n);
+    }
     else if (detail::is_reshape_op(op)) build_reshape(*this, n);
     else if (op == "Transpose") build_transpose(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
@@ -186,6 +200,8 @@ class Program final : public BuildContext, public detail::Executor {
   dnnl::engine eng_;
   dnnl::stream stream_;
   int threads_;
+  std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
+  std::vector<int> producers_;               // per value: the node that writes it, or -1
   bool winograd_;
   detail::ConcatViews views_;
   std::map<std::pair<int, Form>, TensorRef> forms_;

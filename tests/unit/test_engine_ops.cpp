@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "cpu/conv1x1.hpp"
 #include "cpu/winograd.hpp"
 #include "test_support.hpp"
 #include "vinfer/devices.hpp"
@@ -162,6 +163,65 @@ TEST(Winograd, F43MatchesDirectConvolution) {
       double diff = 0;
       for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
       EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block " << c.block
+                                    << " threads " << threads;
+    }
+    omp_set_num_threads(max_threads);
+  }
+}
+
+// vinfer's 1x1 convolution with a pre-activation (src/cpu/conv1x1*) against
+// plain loops: both channel blocks, with and without the ReLU, bias, clamps,
+// maps split by pixels and (few pixels) by output channels, partial register
+// tiles, an odd number of output vectors, 1-3 threads.
+TEST(Conv1x1Pre, MatchesPlainLoops) {
+  struct Case {
+    int ic, oc, hw, block;
+    bool relu, bias;
+    float lo, hi;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<Case> cases = {
+      {64, 128, 3136, 16, true, true, 0.f, inf},    // DenseNet's first block
+      {96, 48, 49, 16, true, false, -inf, inf},     // 7x7: channel split; 48 = 32 + 16
+      {32, 16, 197, 16, false, true, -0.5f, 0.5f},  // partial tile, one vector, Clip
+      {40, 24, 61, 8, true, true, 0.f, inf},        // AVX2 blocks: 16 + 8, partial 6-row tile
+      {16, 64, 1000, 8, false, false, -inf, inf},
+  };
+  for (const Case& c : cases) {
+    cpu::Conv1x1Geometry g;
+    g.ic = c.ic, g.oc = c.oc, g.hw = c.hw, g.block = c.block;
+    if (!cpu::Conv1x1Pre::supports(g)) continue;
+    const TensorData x = test::random_tensor({c.ic, c.hw}, 21), w = test::random_tensor({c.oc, c.ic}, 22),
+                     b = test::random_tensor({c.oc}, 23), sc = test::random_tensor({c.ic}, 24),
+                     sh = test::random_tensor({c.ic}, 25);
+    auto at = [&](int ch, int p) { return (static_cast<std::size_t>(ch / c.block) * c.hw + p) * c.block + ch % c.block; };
+    std::vector<float> src(static_cast<std::size_t>(c.ic) * c.hw), want(static_cast<std::size_t>(c.oc) * c.hw);
+    for (int i = 0; i < c.ic; ++i)
+      for (int p = 0; p < c.hw; ++p) src[at(i, p)] = x.f[static_cast<std::size_t>(i) * c.hw + p];
+    double scale = 1e-30;
+    for (int o = 0; o < c.oc; ++o)
+      for (int p = 0; p < c.hw; ++p) {
+        double acc = c.bias ? b.f[o] : 0.0;
+        for (int i = 0; i < c.ic; ++i) {
+          double v = static_cast<double>(x.f[static_cast<std::size_t>(i) * c.hw + p]) * sc.f[i] + sh.f[i];
+          if (c.relu) v = std::max(v, 0.0);
+          acc += v * w.f[static_cast<std::size_t>(o) * c.ic + i];
+        }
+        scale = std::max(scale, std::fabs(acc));
+        want[at(o, p)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
+      }
+    cpu::PreActivation pre;
+    pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.relu ? 0.f : -inf;
+    cpu::Conv1x1Pre k(g, w.f.data(), c.bias ? b.f.data() : nullptr, pre, c.lo, c.hi);
+    const int max_threads = omp_get_max_threads();
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> dst(want.size(), NAN);
+      cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
+      omp_set_num_threads(threads);
+      k.run(src.data(), dst.data(), scratch.get(), threads);
+      double diff = 0;
+      for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
+      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << c.hw << " block " << c.block
                                     << " threads " << threads;
     }
     omp_set_num_threads(max_threads);

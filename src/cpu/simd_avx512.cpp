@@ -1,7 +1,10 @@
-// Winograd F(4,3) for AVX-512: 16 channels per vector (one nChw16c
-// block), 12 x 32 GEMM register tiles. Compiled with -mavx512f; WinogradF43 checks the CPU.
+// vinfer's own engine kernels for AVX-512 (Winograd F(4,3), the 1x1
+// convolution with a pre-activation): 16 channels per vector (one nChw16c
+// block), 12 x 32 GEMM register tiles. Compiled with -mavx512f; the classes
+// that call them check the CPU.
 #include <immintrin.h>
 
+#include "cpu/conv1x1_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -24,7 +27,7 @@ struct Avx512 {
   static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
-#include "cpu/winograd_micro.inc"
+#include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS
 
@@ -33,6 +36,12 @@ struct Avx512 {
 void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
                          const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
   WinogradKernels<Avx512>::chunk(g, tiles_w, tile0, T, src, u, prefetch_u, bias, lo, hi, v, m, dst);
+}
+
+void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
+                       const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
+                       float* packed, float* dst) {
+  Conv1x1Kernels<Avx512>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst);
 }
 
 }  // namespace vinfer::cpu

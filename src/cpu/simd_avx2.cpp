@@ -1,7 +1,10 @@
-// Winograd F(4,3) for AVX2 + FMA: 8 channels per vector, 6 x 16 GEMM
-// register tiles. Compiled with -mavx2 -mfma; WinogradF43 checks the CPU.
+// vinfer's own engine kernels for AVX2 + FMA (Winograd F(4,3), the 1x1
+// convolution with a pre-activation): 8 channels per vector, 6 x 16 GEMM
+// register tiles. Compiled with -mavx2 -mfma; the classes that call them check
+// the CPU.
 #include <immintrin.h>
 
+#include "cpu/conv1x1_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -22,7 +25,7 @@ struct Avx2 {
   static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
-#include "cpu/winograd_micro.inc"
+#include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS
 
@@ -31,6 +34,12 @@ struct Avx2 {
 void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
                          const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
   WinogradKernels<Avx2>::chunk(g, tiles_w, tile0, T, src, u, prefetch_u, bias, lo, hi, v, m, dst);
+}
+
+void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
+                       const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
+                       float* packed, float* dst) {
+  Conv1x1Kernels<Avx2>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst);
 }
 
 }  // namespace vinfer::cpu

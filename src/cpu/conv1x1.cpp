@@ -1,0 +1,81 @@
+// The 1x1 convolution with a pre-activation: what runs on any CPU (support
+// check, weight packing at load, the split among threads). Kernels in
+// conv1x1_impl.hpp, compiled per ISA in simd_avx2.cpp / simd_avx512.cpp.
+#include "cpu/conv1x1.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+
+namespace vinfer::cpu {
+
+namespace {
+Conv1x1RowsFn rows_fn(int block) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (block == 8 && avx2) return conv1x1_rows_avx2;
+  if (block == 16 && avx512) return conv1x1_rows_avx512;
+  return nullptr;
+}
+}  // namespace
+
+bool Conv1x1Pre::supports(const Conv1x1Geometry& g) {
+  return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 && g.ic % g.block == 0 && g.oc % g.block == 0;
+}
+
+Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
+                       float lo, float hi)
+    : g_(g), pre_lo_(pre.lo), lo_(lo), hi_(hi) {
+  rows_fn_ = rows_fn(g.block);
+  rows_ = g.block == 16 ? 12 : 6;
+  const int L = g.block, group = 2 * L;
+  w_ = aligned_block(sizeof(float) * g.ic * g.oc);
+  float* w = static_cast<float*>(w_.get());
+  for (int o = 0; o < g.oc; ++o) {
+    const int col0 = o / group * group, width = std::min(group, g.oc - col0);
+    for (int i = 0; i < g.ic; ++i)
+      w[static_cast<std::size_t>(col0) * g.ic + static_cast<std::size_t>(i) * width + (o - col0)] =
+          weights[static_cast<std::size_t>(o) * g.ic + i];
+  }
+  bias_.assign(g.oc, 0.f);
+  if (bias) std::copy(bias, bias + g.oc, bias_.begin());
+  scale_.assign(pre.scale, pre.scale + g.ic);
+  shift_.assign(pre.shift, pre.shift + g.ic);
+}
+
+std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
+  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * g_.ic + 15) / 16 * 16;
+  return sizeof(float) * per_thread * std::max(1, threads);
+}
+
+void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads) const {
+  const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
+  const int block_px = kTiles * rows_;
+  const int tiles = (g_.hw + block_px - 1) / block_px;  // blocks of kTiles register tiles
+  const int groups = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);  // of 2 vectors of output channels
+  // Many pixels: each thread takes a run of pixel tiles and all channels.
+  // Few (7x7 maps): each thread takes all pixels and a share of the output
+  // channels, so that it reads only its share of the weights.
+  const bool by_pixels = tiles >= 2 * threads || groups < threads;
+  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * g_.ic + 15) / 16 * 16;
+  const float* w = static_cast<const float*>(w_.get());
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    float* packed = static_cast<float*>(scratch) + per_thread * t;
+    int tile0 = 0, tile1 = tiles, oc0 = 0, oc1 = g_.oc;
+    if (by_pixels) {
+      tile0 = tiles * t / n, tile1 = tiles * (t + 1) / n;
+    } else {
+      oc0 = std::min(g_.oc, groups * t / n * 2 * g_.block);
+      oc1 = std::min(g_.oc, groups * (t + 1) / n * 2 * g_.block);
+    }
+    for (int tile = tile0; tile < tile1 && oc0 < oc1; ++tile) {
+      const int p0 = tile * block_px;
+      rows_fn_(g_, p0, std::min(block_px, g_.hw - p0), oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(),
+               pre_lo_, lo_, hi_, packed, dst);
+    }
+  }
+}
+
+}  // namespace vinfer::cpu

@@ -1,0 +1,73 @@
+// Internal: the 1x1 convolution with a pre-activation (conv1x1.hpp), written
+// once over an ISA's vector type (the same ISA structs and GEMM register tiles
+// as Winograd's), included by simd_avx2.cpp and simd_avx512.cpp. A vector
+// holds L channels of one pixel, one channel block (block == L).
+#pragma once
+#include <algorithm>
+#include <utility>
+
+#include "cpu/conv1x1.hpp"
+
+namespace vinfer::cpu {
+
+template <class I>
+struct Conv1x1Kernels {
+  using V = typename I::V;
+  static constexpr int L = I::L;
+
+  // packed[r][k] = max(x * scale + shift, pre_lo) for pixels [p0, p0 + n).
+  static void pack(const Conv1x1Geometry& g, int p0, int n, const float* src, const float* pre_scale,
+                   const float* pre_shift, float pre_lo, float* packed) {
+    const int K = g.ic;
+    const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
+    const V plo = I::set1(pre_lo);
+    for (int c = 0; c < K; c += L) {
+      const V s = I::load(pre_scale + c), t = I::load(pre_shift + c);
+      const float* x = src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
+      for (int r = 0; r < n; ++r) I::store(packed + r * K + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
+    }
+  }
+
+  // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their packed rows.
+  template <int N>
+  static void tile(const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
+                   const float* bias, V vlo, V vhi, float* dst) {
+    const int K = g.ic;
+    const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
+    float* const out0 = dst + static_cast<std::size_t>(p0) * L;
+    auto out = [&](int r, int half, V acc) {
+      const int c = col + half * L;
+      I::store(out0 + (c / L) * plane + r * L, I::min(I::max(I::add(acc, I::load(bias + c)), vlo), vhi));
+    };
+    // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
+    if (width == 2 * L) I::template micro2<N>(packed, w + static_cast<std::size_t>(col) * K, K, 2 * L, out);
+    else I::template micro1<N>(packed, w + static_cast<std::size_t>(col) * K, K, L, out);
+  }
+
+  template <int... N>
+  static void tail(int n, const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
+                   const float* bias, V vlo, V vhi, float* dst, std::integer_sequence<int, N...>) {
+    ((n == N + 1 ? tile<N + 1>(g, p0, col, width, packed, w, bias, vlo, vhi, dst) : void()), ...);
+  }
+
+  // Conv1x1RowsFn: pixels [p0, p0 + n), any n. The block's input is packed
+  // once; each weight group then serves all its register tiles while it is
+  // in L1 (2L columns x ic floats).
+  static void run_rows(const Conv1x1Geometry& g, int p0, int n, int oc0, int oc1, const float* src, const float* w,
+                       const float* bias, const float* ps, const float* pt, float pre_lo, float lo, float hi, float* packed,
+                       float* dst) {
+    pack(g, p0, n, src, ps, pt, pre_lo, packed);
+    const V vlo = I::set1(lo), vhi = I::set1(hi);
+    for (int col = oc0; col < oc1; col += 2 * L) {
+      const int width = std::min(2 * L, oc1 - col);
+      int r = 0;
+      for (; r + I::R <= n; r += I::R)
+        tile<I::R>(g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * g.ic, w, bias, vlo, vhi, dst);
+      if (r < n)
+        tail(n - r, g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * g.ic, w, bias, vlo, vhi, dst,
+             std::make_integer_sequence<int, I::R - 1>());
+    }
+  }
+};
+
+}  // namespace vinfer::cpu
