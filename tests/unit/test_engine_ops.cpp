@@ -250,6 +250,43 @@ TEST(Winograd, EngineUsesItWhenAsked) {
     EXPECT_NE(impls.find("wino_f43"), std::string::npos) << impls;
 }
 
+// DenseNet's pattern inside a graph: BatchNormalization -> Relu -> 1x1 Conv
+// (-> Relu) runs as one fused op when the normalized tensor has no other
+// reader, and stays two ops (and still right) when it has.
+TEST(Conv1x1Pre, EngineFusesThePreActivation) {
+  for (const bool second_reader : {false, true}) {
+    Graph g;
+    const int x = g.add_input("x", {1, 64, 9, 11});
+    auto param = [&](const char* name, unsigned seed, float lo) {
+      TensorData t = test::random_tensor({64}, seed);
+      for (float& v : t.f) v = lo + std::fabs(v);  // variances and scales away from zero
+      return g.add_constant(name, t);
+    };
+    const int bn = g.add_node("BatchNormalization", {x, param("gamma", 31, 0.5f), param("beta", 32, -0.5f),
+                                                     param("mean", 33, -0.3f), param("var", 34, 0.2f)})[0];
+    const int act = g.add_node("Relu", {bn})[0];
+    const int w = g.add_constant("w", test::random_tensor({48, 64, 1, 1}, 35));
+    const int b = g.add_constant("b", test::random_tensor({48}, 36));
+    const int conv = g.add_node("Conv", {act, w, b})[0];
+    int out = g.add_node("Relu", {conv})[0];
+    if (second_reader) out = g.add_node("Add", {out, g.add_node("Conv", {act, w, b})[0]})[0];
+    g.mark_output(out);
+    EXPECT_LT(cpu_vs_reference(g), 1e-5) << "second reader " << second_reader;
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = Model::from_graph(g, "test", opt);
+    std::string impls;
+    const TensorData in = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    for (const LayerProfile& l : m.profile(in.f.data(), y.data())) impls += l.impl + " ";
+    cpu::Conv1x1Geometry geo;
+    geo.ic = 64, geo.oc = 48, geo.hw = 99, geo.block = __builtin_cpu_supports("avx512f") ? 16 : 8;
+    if (!cpu::Conv1x1Pre::supports(geo)) continue;
+    EXPECT_EQ(impls.find("conv1x1_preact") != std::string::npos, !second_reader) << impls;
+    EXPECT_EQ(impls.find("scale_shift") != std::string::npos, second_reader) << impls;
+  }
+}
+
 // Without a CUDA device (or without the backend compiled in), asking for it
 // is one clear error, never a crash.
 TEST(CudaBackend, ClearErrorWithoutADevice) {
