@@ -11,11 +11,8 @@ namespace vinfer::cpu {
 
 namespace {
 Conv1x1RowsFn rows_fn(int block) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (block == 8 && avx2) return conv1x1_rows_avx2;
-  if (block == 16 && avx512) return conv1x1_rows_avx512;
-  return nullptr;
+  if (!simd_block_runs(block)) return nullptr;
+  return block == 8 ? conv1x1_rows_avx2 : conv1x1_rows_avx512;
 }
 }  // namespace
 

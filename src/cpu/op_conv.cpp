@@ -16,15 +16,17 @@
 namespace vinfer::cpu {
 namespace {
 
-// A 3x3 stride-1 convolution through vinfer's own Winograd F(4,3). Its
-// scratch is the program's shared scratchpad, warm from the layers before.
-class WinogradOp : public CpuOp {
+// An op run by one of vinfer's own convolution kernels (WinogradF43,
+// Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
+// layers before.
+template <class Kernel>
+class OwnConvOp : public CpuOp {
  public:
-  WinogradOp(std::unique_ptr<WinogradF43> k, int threads) : kernel(std::move(k)), threads(threads) {
+  OwnConvOp(std::unique_ptr<Kernel> k, int threads) : kernel(std::move(k)), threads(threads) {
     scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
                               memory::data_type::f32, Tag::a);
   }
-  std::unique_ptr<WinogradF43> kernel;
+  std::unique_ptr<Kernel> kernel;
   int threads;
   const float* src = nullptr;
   float* dst = nullptr;
@@ -88,7 +90,7 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   const double weight_mib = 36.0 * geo.ic * geo.oc * 4 / (1 << 20);
   const int tiles = ((geo.oh + 3) / 4) * ((geo.ow + 3) / 4);
   if (xs[0] != 1 || map < 14 * 14 || (tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo)) return false;
-  auto op = std::make_unique<WinogradOp>(
+  auto op = std::make_unique<OwnConvOp<WinogradF43>>(
       std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
@@ -98,28 +100,6 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   ctx.add(std::move(op));
   return true;
 }
-
-// DenseNet's BatchNorm -> ReLU -> 1x1 convolution as one op (conv1x1.hpp):
-// the normalization is applied while the convolution packs its input.
-class PreActConv1x1Op : public CpuOp {
- public:
-  PreActConv1x1Op(std::unique_ptr<Conv1x1Pre> k, int threads) : kernel(std::move(k)), threads(threads) {
-    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
-                              memory::data_type::f32, Tag::a);
-  }
-  std::unique_ptr<Conv1x1Pre> kernel;
-  int threads;
-  const float* src = nullptr;
-  float* dst = nullptr;
-  void* scratch = nullptr;
-  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
-    CpuOp::bind(eng, address, shared_scratch);
-    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
-    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
-    scratch = shared_scratch;
-  }
-  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads); }
-};
 
 // The vinfer.ScaleShift (+ ReLU) whose output only this 1x1 convolution
 // reads, if the fused kernel takes the pair; else null. Used with AVX-512
@@ -159,6 +139,8 @@ const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   return small_weights && Conv1x1Pre::supports(geo) ? s : nullptr;
 }
 
+// DenseNet's BatchNorm -> ReLU -> 1x1 convolution as one op (conv1x1.hpp):
+// the normalization is applied while the convolution packs its input.
 void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
@@ -173,7 +155,7 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   if (!s.post_ops.empty()) pre.lo = 0.f;
   float lo, hi;
   clamp_of(n, lo, hi);
-  auto op = std::make_unique<PreActConv1x1Op>(
+  auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(s.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);

@@ -12,11 +12,8 @@ namespace vinfer::cpu {
 namespace {
 // The kernel for a channel block: 8 with AVX2 + FMA, 16 with AVX-512.
 WinogradChunkFn chunk_fn(int block) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (block == 8 && avx2) return winograd_chunk_avx2;
-  if (block == 16 && avx512) return winograd_chunk_avx512;
-  return nullptr;
+  if (!simd_block_runs(block)) return nullptr;
+  return block == 8 ? winograd_chunk_avx2 : winograd_chunk_avx512;
 }
 }  // namespace
 
