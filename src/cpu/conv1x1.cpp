@@ -41,7 +41,7 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
 }
 
 std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
-  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * g_.ic + 15) / 16 * 16;
+  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * packed_ld(g_.ic) + 15) / 16 * 16;
   return sizeof(float) * per_thread * std::max(1, threads);
 }
 
@@ -54,7 +54,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   // Few (7x7 maps): each thread takes all pixels and a share of the output
   // channels, so that it reads only its share of the weights.
   const bool by_pixels = tiles >= 2 * threads || groups < threads;
-  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * g_.ic + 15) / 16 * 16;
+  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * packed_ld(g_.ic) + 15) / 16 * 16;
   const float* w = static_cast<const float*>(w_.get());
 #pragma omp parallel num_threads(threads)
   {

@@ -25,6 +25,10 @@ struct Conv1x1Geometry {
   int block = 8;       // channel block of src and dst (8 or 16)
 };
 
+// The packed input's row stride: ic plus one cache line, so that a register
+// tile's rows do not all fall in one L1 set when ic * 4 is a multiple of 4 KiB.
+inline int packed_ld(int ic) { return ic + 16; }
+
 // The normalization applied to each input channel: max(x * scale + shift, lo).
 struct PreActivation {
   const float* scale = nullptr;

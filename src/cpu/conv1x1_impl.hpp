@@ -18,13 +18,13 @@ struct Conv1x1Kernels {
   // packed[r][k] = max(x * scale + shift, pre_lo) for pixels [p0, p0 + n).
   static void pack(const Conv1x1Geometry& g, int p0, int n, const float* src, const float* pre_scale,
                    const float* pre_shift, float pre_lo, float* packed) {
-    const int K = g.ic;
+    const int K = g.ic, ld = packed_ld(K);
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
     const V plo = I::set1(pre_lo);
     for (int c = 0; c < K; c += L) {
       const V s = I::load(pre_scale + c), t = I::load(pre_shift + c);
       const float* x = src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
-      for (int r = 0; r < n; ++r) I::store(packed + r * K + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
+      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
     }
   }
 
@@ -40,8 +40,8 @@ struct Conv1x1Kernels {
       I::store(out0 + (c / L) * plane + r * L, I::min(I::max(I::add(acc, I::load(bias + c)), vlo), vhi));
     };
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
-    if (width == 2 * L) I::template micro2<N>(packed, w + static_cast<std::size_t>(col) * K, K, 2 * L, out);
-    else I::template micro1<N>(packed, w + static_cast<std::size_t>(col) * K, K, L, out);
+    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), w + static_cast<std::size_t>(col) * K, K, 2 * L, out);
+    else I::template micro1<N>(packed, packed_ld(K), w + static_cast<std::size_t>(col) * K, K, L, out);
   }
 
   template <int... N>
@@ -62,9 +62,9 @@ struct Conv1x1Kernels {
       const int width = std::min(2 * L, oc1 - col);
       int r = 0;
       for (; r + I::R <= n; r += I::R)
-        tile<I::R>(g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * g.ic, w, bias, vlo, vhi, dst);
+        tile<I::R>(g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * packed_ld(g.ic), w, bias, vlo, vhi, dst);
       if (r < n)
-        tail(n - r, g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * g.ic, w, bias, vlo, vhi, dst,
+        tail(n - r, g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * packed_ld(g.ic), w, bias, vlo, vhi, dst,
              std::make_integer_sequence<int, I::R - 1>());
     }
   }

@@ -142,8 +142,8 @@ struct WinogradKernels {
   static void gemm_rows(const float* a, const float* b, float* c, int k, int n) {
     int col = 0;
     auto out = [&](int r, int half, V acc) { I::store(c + static_cast<std::size_t>(r) * n + col + half * L, acc); };
-    for (; col + 2 * L <= n; col += 2 * L) I::template micro2<N>(a, b + col, k, n, out);
-    if (col < n) I::template micro1<N>(a, b + col, k, n, out);
+    for (; col + 2 * L <= n; col += 2 * L) I::template micro2<N>(a, k, b + col, k, n, out);
+    if (col < n) I::template micro1<N>(a, k, b + col, k, n, out);
   }
   template <int... N>
   static void gemm_tail(int rows, const float* a, const float* b, float* c, int k, int n, std::integer_sequence<int, N...>) {
