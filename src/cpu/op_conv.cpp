@@ -82,20 +82,26 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   geo.pad_t = static_cast<int>(p.pads_begin[0]);
   geo.pad_l = static_cast<int>(p.pads_begin[1]);
   geo.block = channel_block();
-  // Each chunk of tiles streams all transformed weights (36 x ic x oc
-  // floats): too little work per weight on small maps when those are large
-  // (VGG19's 512-channel 28x28 layers ran 2.4x slower than direct, its
-  // 256-channel 56x56 ones 2x faster). On 7x7 maps the transforms cost more
-  // than they save.
+  // Split by tiles, each chunk of tiles streams all transformed weights (36 x
+  // ic x oc floats): too little work per weight on small maps when those are
+  // large (VGG19's 512-channel 28x28 layers had run 2.4x slower than direct).
+  // Those (U over 1 MiB, at most 64 tiles) are split by positions instead,
+  // which reads U once: with AVX2, VGG19's 28x28 layers 9-11 vs 27-29 ms
+  // direct, its 14x14 ones 4.2-4.8 vs 5.9-6.2, ResNet50's 14x14 ones 1.3 vs
+  // 2.1; with AVX-512, ResNet50's 28x28 ones 0.57 vs 0.70 split by tiles (at
+  // 14x14 oneDNN's F(2,3) stays: 0.80 vs 0.95, as its weights are 2.25x
+  // smaller and come from memory). On 7x7 maps the transforms cost more than
+  // they save.
   const double weight_mib = 36.0 * geo.ic * geo.oc * 4 / (1 << 20);
   const int tiles = ((geo.oh + 3) / 4) * ((geo.ow + 3) / 4);
-  if (xs[0] != 1 || map < 14 * 14 || (tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo)) return false;
+  const bool by_tiles = WinogradF43::choose_split(geo) == WinogradF43::Split::Tiles;
+  if (xs[0] != 1 || map < 14 * 14 || (by_tiles && tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo)) return false;
   auto op = std::make_unique<OwnConvOp<WinogradF43>>(
       std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = channel_block() == 16 ? "vinfer:wino_f43_avx512" : "vinfer:wino_f43_avx2";
+  op->impl = std::string("vinfer:wino_f43") + (by_tiles ? "" : "_pos") + (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / w.shape[0]);
   ctx.add(std::move(op));
   return true;

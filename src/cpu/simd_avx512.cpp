@@ -33,10 +33,7 @@ struct Avx512 {
 
 }  // namespace
 
-void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
-                         const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
-  WinogradKernels<Avx512>::chunk(g, tiles_w, tile0, T, src, u, prefetch_u, bias, lo, hi, v, m, dst);
-}
+const WinogradKernelFns winograd_avx512 = winograd_kernel_fns<Avx512>();
 
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,

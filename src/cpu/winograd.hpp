@@ -4,12 +4,19 @@
 // 4x4 output tile with 36 multiplications per channel pair instead of 144
 // (4x fewer); the transforms are adds and a few multiplies.
 //
-// Each thread takes an equal run of tiles, in chunks of at most two GEMM
-// register tiles of rows, each chunk through all three steps while its
-// scratch stays in L2: input transform (V = B^T d B),
-// 36 small GEMMs against the weights transformed once at load (U = G g G^T),
-// output transform (Y = A^T M A) with bias and clamp, written into dst.
+// Three steps: input transform (V = B^T d B), 36 GEMMs against the weights
+// transformed once at load (U = G g G^T), output transform (Y = A^T M A)
+// with bias and clamp, written into dst. Two ways to split them:
+// - by tiles: each thread takes an equal run of tiles, in chunks of at most
+//   two GEMM register tiles of rows, each chunk through all three steps while
+//   its scratch stays in L2. Each chunk reads all of U: good while U is small
+//   next to the work of a chunk (DenseNet's 128 -> 32 layers on large maps).
+// - by positions: all threads transform their share of all tiles, then each
+//   multiplies its share of the 36 positions for all tiles (reading only its
+//   share of U, once), then each transforms its tiles' outputs; two barriers.
+//   For wide layers (U of several MiB, VGG) and few tiles (14x14 maps).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -26,17 +33,27 @@ struct WinogradGeometry {
   int block = 8;             // channel block of src and dst (8 or 16)
 };
 
-// One chunk of tiles [tile0, tile0 + T) through the three steps; v and m are
-// the thread's scratch (36 x T x ic and 36 x T x oc floats).
-using WinogradChunkFn = void (*)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
-                                 const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
-void winograd_chunk_avx2(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
-                         const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
-void winograd_chunk_avx512(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src,
-                           const float* u, bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+// The kernels of one ISA. chunk: tiles [tile0, tile0 + T) through the three
+// steps, v and m the thread's scratch (36 x T x ic and 36 x T x oc floats).
+// input / gemm / output: one step each, on V[36][rows][ic] and M[36][rows][oc]
+// (v and m point at tile0's row), with pf_bytes at pf prefetched into L2
+// during the input transform; gemm: C[T][n] = A[T][k] x B[k][n].
+struct WinogradKernelFns {
+  void (*chunk)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
+                bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src, float* v,
+                const float* pf, std::size_t pf_bytes);
+  void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T);
+  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* m,
+                 const float* bias, float lo, float hi, float* dst);
+};
+extern const WinogradKernelFns winograd_avx2;
+extern const WinogradKernelFns winograd_avx512;
 
 class WinogradF43 {
  public:
+  // How threads share the work (above); Auto: choose_split(g).
+  enum class Split { Auto, Tiles, Positions };
 
   // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
   // and handles this geometry.
@@ -45,7 +62,8 @@ class WinogradF43 {
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
   // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds).
   WinogradF43(const WinogradGeometry& g, const float* weights, const float* bias,
-              float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity());
+              float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
+              Split split = Split::Auto);
 
   // src, dst: blocked tensors of the geometry. Runs on the current OpenMP
   // threads; allocates only when more threads run it than ever before.
@@ -59,19 +77,25 @@ class WinogradF43 {
 
   const WinogradGeometry& geometry() const { return g_; }
 
+  Split split() const { return split_; }
+  // Chooses by shape; VINFER_WINOGRAD_SPLIT=tiles|positions overrides.
+  static Split choose_split(const WinogradGeometry& g);
+
  private:
   WinogradGeometry g_;
+  Split split_ = Split::Tiles;
   int tiles_w_ = 0, tiles_ = 0;
   int rows_ = 12;        // the GEMM's register-tile rows
   int max_chunk_ = 24;   // tiles per chunk (the last of a thread takes up to rows_ - 1 more)
-  WinogradChunkFn chunk_ = nullptr;
-  Block u_;                  // [36][ic][oc]
+  const WinogradKernelFns* fns_ = nullptr;
+  Block u_;                  // [36][oc / 2L][ic][2L]
   std::vector<float> bias_;  // oc
   float lo_, hi_;
-  Block own_scratch_;  // for run(src, dst): per thread V [36][T][ic] then M [36][T][oc]
+  Block own_scratch_;  // for run(src, dst)
   int own_threads_ = 0;
 
   std::size_t thread_floats() const;
+  void run_by_positions(const float* src, float* dst, float* scratch, int max_threads);
 };
 
 }  // namespace vinfer::cpu

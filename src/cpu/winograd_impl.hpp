@@ -1,5 +1,5 @@
 // Internal: Winograd F(4x4, 3x3) kernels written once over an ISA's vector
-// type, included by winograd_avx2.cpp and winograd_avx512.cpp (each compiled
+// type, included by simd_avx2.cpp and simd_avx512.cpp (each compiled
 // for its ISA). A vector holds L channels of one pixel, so every transform
 // works on L channels at once. Points 0, +-1, +-2 (Lavin and Gray):
 //   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
@@ -74,15 +74,16 @@ struct WinogradKernels {
     }
   }
 
-  // V[pos][t][ic] for tiles [tile0, tile0 + T). Meanwhile, when pf_bytes > 0,
-  // the bytes at pf are prefetched into L2, spread over the tiles' transforms.
-  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, float* v,
-                              const char* pf, std::size_t pf_bytes) {
+  // V[pos][t][ic] for tiles [tile0, tile0 + T), `rows` tiles per position
+  // (v points at tile0's row). Meanwhile, when pf_bytes > 0, the bytes at pf
+  // are prefetched into L2, spread over the tiles' transforms.
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src,
+                              float* v, const char* pf, std::size_t pf_bytes) {
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
     const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(H) * W * B, row = static_cast<std::ptrdiff_t>(W) * B;
-    const std::size_t pos_stride = static_cast<std::size_t>(T) * IC;
+    const std::size_t pos_stride = static_cast<std::size_t>(rows) * IC;
     const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
-    const std::size_t pf_step = (pf_bytes / 64 + transforms - 1) / transforms * 64;  // bytes per transform
+    const std::size_t pf_step = transforms ? (pf_bytes / 64 + transforms - 1) / transforms * 64 : 0;  // bytes per transform
     const char* const pf_end = pf + pf_bytes;
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
@@ -104,11 +105,12 @@ struct WinogradKernels {
     }
   }
 
-  // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst.
-  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* m,
-                        const float* bias, float lo, float hi, float* dst) {
+  // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
+  // M[pos][t][oc] with `rows` tiles per position (m points at tile0's row).
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* m,
+                               const float* bias, float lo, float hi, float* dst) {
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
-    const std::size_t pos_stride = static_cast<std::size_t>(T) * g.oc;
+    const std::size_t pos_stride = static_cast<std::size_t>(rows) * g.oc;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
@@ -136,38 +138,59 @@ struct WinogradKernels {
   }
 
 
-  // C[T][n] = A[T][k] x B[k][n] (row-major) in the ISA's register tiles; the
-  // last rows (T not a multiple of R) in a tile of exactly that many rows.
+  // C[T][n] = A[T][k] x B[k][n] in the ISA's register tiles, B stored as
+  // panels of 2L columns ([n / 2L][k][2L], a last one of L where n is an odd
+  // number of vectors) so that each panel is one contiguous stream (a row of
+  // B n floats apart defeated the prefetchers once U came from memory). Each
+  // panel serves all rows while it is in L1/L2.
   template <int N>
-  static void gemm_rows(const float* a, const float* b, float* c, int k, int n) {
-    int col = 0;
+  static void gemm_tile(const float* a, const float* panel, float* c, int k, int n, int col, int width) {
     auto out = [&](int r, int half, V acc) { I::store(c + static_cast<std::size_t>(r) * n + col + half * L, acc); };
-    for (; col + 2 * L <= n; col += 2 * L) I::template micro2<N>(a, k, b + col, k, n, out);
-    if (col < n) I::template micro1<N>(a, k, b + col, k, n, out);
+    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out);
+    else I::template micro1<N>(a, k, panel, k, L, out);
   }
   template <int... N>
-  static void gemm_tail(int rows, const float* a, const float* b, float* c, int k, int n, std::integer_sequence<int, N...>) {
-    ((rows == N + 1 ? gemm_rows<N + 1>(a, b, c, k, n) : void()), ...);
+  static void gemm_tail(int rows, const float* a, const float* panel, float* c, int k, int n, int col, int width,
+                        std::integer_sequence<int, N...>) {
+    ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width) : void()), ...);
   }
-  static void gemm_chunk(const float* a, const float* b, float* c, int k, int n, int T) {
-    int row0 = 0;
-    for (; row0 + I::R <= T; row0 += I::R)
-      gemm_rows<I::R>(a + static_cast<std::size_t>(row0) * k, b, c + static_cast<std::size_t>(row0) * n, k, n);
-    if (row0 < T)
-      gemm_tail(T - row0, a + static_cast<std::size_t>(row0) * k, b, c + static_cast<std::size_t>(row0) * n, k, n,
-                std::make_integer_sequence<int, I::R - 1>());
+  static void gemm(const float* a, const float* b, float* c, int k, int n, int T) {
+    const int row_tiles = (T + I::R - 1) / I::R;  // of equal rows, +-1: no tile of 1 row to pay a pass over B
+    for (int col = 0; col < n; col += 2 * L) {
+      const int width = std::min(2 * L, n - col);
+      const float* panel = b + static_cast<std::size_t>(col) * k;
+      for (int i = 0; i < row_tiles; ++i) {
+        const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
+        const std::size_t r = static_cast<std::size_t>(row0);
+        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width);
+        else gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, std::make_integer_sequence<int, I::R - 1>());
+      }
+    }
   }
 
-  // One chunk of tiles through all three steps (WinogradChunkFn).
+  // One chunk of tiles through all three steps (WinogradKernelFns::chunk).
   static void chunk(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
                     bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
-    input_transform(g, tiles_w, tile0, T, src, v, reinterpret_cast<const char*>(u),
+    input_transform(g, tiles_w, tile0, T, T, src, v, reinterpret_cast<const char*>(u),
                     prefetch_u ? sizeof(float) * 36 * g.ic * g.oc : 0);
     for (int pos = 0; pos < 36; ++pos)
-      gemm_chunk(v + static_cast<std::size_t>(pos) * T * g.ic, u + static_cast<std::size_t>(pos) * g.ic * g.oc,
+      gemm(v + static_cast<std::size_t>(pos) * T * g.ic, u + static_cast<std::size_t>(pos) * g.ic * g.oc,
                  m + static_cast<std::size_t>(pos) * T * g.oc, g.ic, g.oc, T);
-    output_transform(g, tiles_w, tile0, T, m, bias, lo, hi, dst);
+    output_transform(g, tiles_w, tile0, T, T, m, bias, lo, hi, dst);
   }
 };
 
+}  // namespace vinfer::cpu
+
+namespace vinfer::cpu {
+// The kernels' entry points for one ISA (I).
+template <class I>
+constexpr WinogradKernelFns winograd_kernel_fns() {
+  using K = WinogradKernels<I>;
+  return {K::chunk, [](const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src, float* v,
+                       const float* pf, std::size_t pf_bytes) {
+            K::input_transform(g, tiles_w, tile0, T, rows, src, v, reinterpret_cast<const char*>(pf), pf_bytes);
+          },
+          K::gemm, K::output_transform};
+}
 }  // namespace vinfer::cpu

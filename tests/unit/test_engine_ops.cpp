@@ -124,6 +124,7 @@ TEST(Winograd, F43MatchesDirectConvolution) {
       {48, 16, 6, 6, 2, 2, 2, 2, 16, false, -inf, inf},    // output larger than a tile grid of the input
       {16, 48, 50, 45, 1, 1, 1, 1, 16, true, 0.f, inf},    // 156 tiles: several chunks per thread, a tail
       {8, 8, 62, 61, 1, 1, 1, 1, 8, false, -inf, inf},     // 256 tiles in 6-row register tiles
+      {8, 16, 4, 4, 1, 1, 1, 1, 8, true, 0.f, inf},        // one tile: threads without tiles
   };
   for (const Case& c : cases) {
     cpu::WinogradGeometry g;
@@ -153,17 +154,21 @@ TEST(Winograd, F43MatchesDirectConvolution) {
           want[blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block] =
               static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
         }
-    cpu::WinogradF43 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi);
-    // Each thread count splits the tiles differently (runs, chunks, partial register tiles).
+    // Both ways of sharing the work; each thread count splits the tiles (runs,
+    // chunks, partial register tiles) and the positions differently.
     const int max_threads = omp_get_max_threads();
-    for (int threads : {1, 2, 3}) {
-      std::fill(dst.begin(), dst.end(), NAN);
-      omp_set_num_threads(threads);
-      k.run(src.data(), dst.data());
-      double diff = 0;
-      for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
-      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block " << c.block
-                                    << " threads " << threads;
+    for (auto split : {cpu::WinogradF43::Split::Tiles, cpu::WinogradF43::Split::Positions}) {
+      cpu::WinogradF43 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, split);
+      for (int threads : {1, 2, 3}) {
+        std::fill(dst.begin(), dst.end(), NAN);
+        omp_set_num_threads(threads);
+        k.run(src.data(), dst.data());
+        double diff = 0;
+        for (std::size_t i = 0; i < dst.size(); ++i) diff = std::max(diff, static_cast<double>(std::fabs(dst[i] - want[i])));
+        EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
+                                      << c.block << " threads " << threads << " by "
+                                      << (split == cpu::WinogradF43::Split::Tiles ? "tiles" : "positions");
+      }
     }
     omp_set_num_threads(max_threads);
   }
