@@ -28,6 +28,12 @@ int batchnorm_to_scale_shift(Graph& g);
 int fuse_activations(Graph& g);
 // Add(conv(x), y) becomes a Sum post-op of the Conv (y must be ready before the Conv runs).
 int fuse_residual_add(Graph& g);
+// AveragePool(Conv1x1(x)) becomes Conv1x1(AveragePool(x)) when the pool's
+// windows tile the map (kernel == stride, no padding) and the convolution is
+// linear (no post-ops): both are linear and per pixel / per channel, so they
+// commute, and the convolution then runs on 1/k^2 of the pixels (DenseNet's
+// transitions: a quarter of their multiplications). Only the rounding differs.
+int pool_before_conv1x1(Graph& g);
 // Nodes whose results nobody reads are removed.
 int remove_dead_nodes(Graph& g);
 

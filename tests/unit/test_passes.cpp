@@ -133,6 +133,49 @@ TEST(Passes, FuseResidualAddOnlyWhenTheOtherOperandIsReady) {
   expect_same_meaning(g);
 }
 
+// DenseNet's transition: BatchNorm -> Relu -> Conv1x1 -> AveragePool 2x2.
+// The pool moves before the convolution only where both commute exactly.
+TEST(Passes, PoolBeforeConv1x1OnlyWhereTheyCommute) {
+  auto transition = [](Ints kernel, Ints strides, std::int64_t hw, bool relu_after_conv, bool shared, bool bias) {
+    Graph g;
+    const int x = g.add_input("x", {1, 8, hw, hw});
+    const int r = g.add_node("Relu", {add_bn(g, x, 8, 10)})[0];
+    std::vector<int> in = {r, g.add_constant("w", test::random_tensor({16, 8, 1, 1}, 1))};
+    if (bias) in.push_back(g.add_constant("b", test::random_tensor({16}, 2)));
+    int c = g.add_node("Conv", in)[0];
+    if (relu_after_conv) c = g.add_node("Relu", {c})[0];
+    const int p = g.add_node("AveragePool", {c}, {{"kernel_shape", kernel}, {"strides", strides}})[0];
+    g.mark_output(p);
+    if (shared) g.mark_output(c);
+    return g;
+  };
+  struct Case {
+    const char* what;
+    Graph g;
+    int moved;
+  };
+  const std::vector<Case> cases = {
+      {"transition", transition({2, 2}, {2, 2}, 8, false, false, false), 1},
+      {"with a bias", transition({3, 3}, {3, 3}, 9, false, false, true), 1},
+      {"a Relu after the conv", transition({2, 2}, {2, 2}, 8, true, false, false), 0},
+      {"overlapping windows", transition({3, 3}, {2, 2}, 9, false, false, false), 0},
+      {"a map the windows do not tile", transition({2, 2}, {2, 2}, 7, false, false, false), 0},
+      {"the conv's result also read", transition({2, 2}, {2, 2}, 8, false, true, false), 0},
+  };
+  for (const Case& c : cases) {
+    Graph h = c.g;
+    std::vector<std::string> log;
+    optimize(h, GraphLimits{}, true, &log);
+    EXPECT_NE(std::find(log.begin(), log.end(), "pool_before_conv1x1: " + std::to_string(c.moved)), log.end()) << c.what;
+    if (c.moved) {
+      ASSERT_GE(h.nodes.size(), 2u) << c.what;
+      EXPECT_EQ(h.nodes[h.nodes.size() - 2].op, "AveragePool") << c.what;
+      EXPECT_EQ(h.nodes.back().op, "Conv") << c.what;
+    }
+    if (c.g.outputs.size() == 1) expect_same_meaning(c.g);
+  }
+}
+
 TEST(Passes, RemoveIdentitiesZeroPadsAndDeadNodes) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 4, 4});
