@@ -103,7 +103,7 @@ def main():
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     env = dict(os.environ, VINFER_OPSET="17")
     subprocess.run([sys.executable, EXPORT, a.model_dir] + models, check=True, env=env)
-    samples, versions = {}, {}
+    samples, versions, round_p50 = {}, {}, {}
     for r in range(a.rounds):
         for name in models:
             for setting in a.settings.split(","):
@@ -117,6 +117,7 @@ def main():
                         d = json.loads(p.stdout.strip().splitlines()[-1])
                         ts, ver = d["ms"], d["version"]
                     samples.setdefault((name, setting, engine), []).extend(ts)
+                    round_p50[(r, name, setting, engine)] = statistics.median(ts)
                     versions[f"{engine} [{setting}]"] = ver
                     print(f"round {r + 1}: {name:12s} {setting:14s} {engine:12s} p50 {statistics.median(ts):8.2f} ms", flush=True)
     rows = []
@@ -139,6 +140,20 @@ def main():
             p = {e: next(r["p50"] for r in rows if r["model"] == name and r["setting"] == setting and r["engine"] == e) for e in engines}
             lines.append(f"| {name} | {setting} | " + " | ".join(f"{p[e]:.1f}" for e in engines) + " | " +
                          " | ".join(f"{p['vinfer'] / p[e]:.2f}" for e in engines[1:]) + " |")
+    # On a noisy shared host a slow minute shifts whole rounds: the ratio of
+    # the two engines within each round (they ran back to back) is steadier
+    # than the ratio of pooled medians. Median over rounds, and the range.
+    if a.rounds > 1 and len(engines) > 1:
+        lines += ["", f"Paired: vinfer / engine within each round, median of {a.rounds} rounds [min-max]", "",
+                  "| model | setting | " + " | ".join(f"vinfer/{e}" for e in engines[1:]) + " |",
+                  "|---|---|" + "---:|" * (len(engines) - 1)]
+        for name in models:
+            for setting in a.settings.split(","):
+                cells = []
+                for e in engines[1:]:
+                    q = sorted(round_p50[(r, name, setting, "vinfer")] / round_p50[(r, name, setting, e)] for r in range(a.rounds))
+                    cells.append(f"{statistics.median(q):.2f} [{q[0]:.2f}-{q[-1]:.2f}]")
+                lines.append(f"| {name} | {setting} | " + " | ".join(cells) + " |")
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
