@@ -95,10 +95,14 @@ void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd);
 
 // One factory per op family (src/cpu/op_*.cpp). Each validates the node and adds ops.
 void build_conv(BuildContext& ctx, const Node& n);
-// Whether a vinfer.ScaleShift node is applied by the convolution that reads it
-// (its only consumer: a 1x1 convolution, see conv1x1.hpp); it is then not built.
+// Whether a vinfer.ScaleShift node is applied by the op that reads it (its
+// only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
+// windows tile the map); it is then not built.
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
 void build_pool(BuildContext& ctx, const Node& n);
+// The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
+// it, or null.
+const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& pool);
 void build_eltwise(BuildContext& ctx, const Node& n);
 void build_binary(BuildContext& ctx, const Node& n);
 void build_concat(BuildContext& ctx, const Node& n);

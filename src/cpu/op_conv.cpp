@@ -175,7 +175,9 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
 
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
   const std::vector<int>& readers = ctx.consumers(scale_shift.outputs[0]);
-  return readers.size() == 1 && absorbable_scale_shift(ctx, ctx.graph().nodes[static_cast<std::size_t>(readers[0])]) == &scale_shift;
+  if (readers.size() != 1) return false;
+  const Node& reader = ctx.graph().nodes[static_cast<std::size_t>(readers[0])];
+  return absorbable_scale_shift(ctx, reader) == &scale_shift || pool_absorbable_scale_shift(ctx, reader) == &scale_shift;
 }
 
 void build_conv(BuildContext& ctx, const Node& n) {

@@ -1,13 +1,115 @@
-// MaxPool, AveragePool, GlobalAveragePool and ReduceMean over H,W -> oneDNN pooling.
-#include <algorithm>
+// MaxPool, AveragePool, GlobalAveragePool and ReduceMean over H,W -> oneDNN
+// pooling; an AveragePool over a normalization that only it reads (DenseNet's
+// transitions once the pool runs before their convolution) -> vinfer's
+// NormPoolOp, which normalizes as it averages.
+#include <omp.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu/aligned.hpp"
 #include "cpu/cpu_op.hpp"
+#include "cpu/norm_pool.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 
 namespace vinfer::cpu {
+namespace {
+
+// y = mean over each k_h x k_w window (windows that tile the map) of
+// max(x * scale + shift, lo), per channel, on blocked tensors: one read of
+// the full-size input instead of a normalized copy written and read back.
+class NormPoolOp : public CpuOp {
+ public:
+  std::vector<float> scale, shift;
+  float lo = -std::numeric_limits<float>::infinity();
+  std::int64_t n = 1, blocks = 0, h = 0, w = 0, kh = 1, kw = 1;
+  int block = 8;
+  const float* src = nullptr;
+  float* dst = nullptr;
+
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+  }
+
+  void execute(dnnl::stream&) override {
+    const std::int64_t oh = h / kh, ow = w / kw, rows = n * blocks * oh;
+    const bool simd = simd_block_runs(block);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t plane = r / oh, oy = r % oh, cb = plane % blocks;
+      const NormPoolRow row{src + (plane * h + oy * kh) * w * block, w, static_cast<int>(kh), static_cast<int>(kw), ow,
+                            scale.data() + cb * block, shift.data() + cb * block, lo,
+                            1.f / static_cast<float>(kh * kw), dst + (plane * oh + oy) * ow * block};
+      if (!simd) norm_pool_row_plain(row, block);
+      else if (block == 16) norm_pool_row_avx512(row);
+      else norm_pool_row_avx2(row);
+    }
+  }
+};
+
+// The pool's windows tile its map exactly (kernel == stride, no padding, no
+// overhang), as in DenseNet's transitions.
+bool tiling_average_pool(const Graph& g, const Node& pool) {
+  if (pool.op != "AveragePool" || pool.get_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  const Shape& xs = g.value(pool.inputs[0]).shape;
+  if (xs.size() != 4) return false;
+  const detail::WindowParams p = detail::pool_params(pool, xs);
+  auto all = [](const std::vector<std::int64_t>& v, std::int64_t e) {
+    return std::all_of(v.begin(), v.end(), [e](std::int64_t i) { return i == e; });
+  };
+  return p.kernel == p.strides && all(p.dilations, 1) && all(p.pads_begin, 0) && all(p.pads_end, 0) && !p.ceil_mode &&
+         xs[2] % p.kernel[0] == 0 && xs[3] % p.kernel[1] == 0;
+}
+
+void build_norm_pool(BuildContext& ctx, const Node& pool, const Node& s) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(s.inputs[0]).shape;
+  const detail::WindowParams p = detail::pool_params(pool, xs);
+  auto op = std::make_unique<NormPoolOp>();
+  op->scale = g.constant(s.inputs[1])->f;
+  op->shift = g.constant(s.inputs[2])->f;
+  if (!s.post_ops.empty()) op->lo = 0.f;
+  op->block = channel_block();
+  op->n = xs[0], op->blocks = xs[1] / op->block, op->h = xs[2], op->w = xs[3], op->kh = p.kernel[0], op->kw = p.kernel[1];
+  op->acts[DNNL_ARG_SRC] = ctx.input(s.inputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_DST] = ctx.output(pool.outputs[0], Form::Blocked);
+  op->name = pool.label();
+  op->impl = "vinfer:norm_pool";
+  ctx.add(std::move(op));
+}
+
+}  // namespace
+
+void norm_pool_row_plain(const NormPoolRow& r, int block) {
+  for (std::ptrdiff_t ox = 0; ox < r.ow; ++ox)
+    for (int j = 0; j < block; ++j) {
+      float acc = 0.f;
+      for (int ky = 0; ky < r.kh; ++ky)
+        for (int kx = 0; kx < r.kw; ++kx)
+          acc += std::max(r.x[(ky * r.w + ox * r.kw + kx) * block + j] * r.scale[j] + r.shift[j], r.lo);
+      r.y[ox * block + j] = acc * r.inv_area;
+    }
+}
+
+const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& pool) {
+  const Graph& g = ctx.graph();
+  if (pool.op != "AveragePool" || pool.inputs.empty()) return nullptr;
+  const Node* s = ctx.producer(pool.inputs[0]);
+  if (!s || s->op != "vinfer.ScaleShift" || g.is_output(s->outputs[0]) || ctx.consumers(s->outputs[0]).size() != 1 ||
+      !g.constant(s->inputs[1]) || !g.constant(s->inputs[2]))
+    return nullptr;
+  if (s->post_ops.size() > 1 || (s->post_ops.size() == 1 && s->post_ops[0].kind != PostOp::Relu)) return nullptr;
+  const Shape& xs = g.value(s->inputs[0]).shape;
+  if (xs.size() != 4 || xs[1] % channel_block() != 0 || !tiling_average_pool(g, pool)) return nullptr;
+  return s;
+}
 
 void build_pool(BuildContext& ctx, const Node& n) {
+  if (const Node* s = pool_absorbable_scale_shift(ctx, n)) return build_norm_pool(ctx, n, *s);
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const Shape& ys = g.value(n.outputs[0]).shape;

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "cpu/conv1x1_impl.hpp"
+#include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -32,6 +33,8 @@ struct Avx2 {
 }  // namespace
 
 const WinogradKernelFns winograd_avx2 = winograd_kernel_fns<Avx2>();
+
+void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,

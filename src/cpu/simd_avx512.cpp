@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "cpu/conv1x1_impl.hpp"
+#include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -34,6 +35,8 @@ struct Avx512 {
 }  // namespace
 
 const WinogradKernelFns winograd_avx512 = winograd_kernel_fns<Avx512>();
+
+void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
 
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,

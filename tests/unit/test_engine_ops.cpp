@@ -12,6 +12,7 @@
 #include <random>
 
 #include "cpu/conv1x1.hpp"
+#include "cpu/norm_pool.hpp"
 #include "cpu/winograd.hpp"
 #include "test_support.hpp"
 #include "vinfer/devices.hpp"
@@ -292,6 +293,71 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
     if (!cpu::Conv1x1Pre::supports(geo)) continue;
     EXPECT_EQ(impls.find("conv1x1_preact") != std::string::npos, !second_reader) << impls;
     EXPECT_EQ(impls.find("scale_shift") != std::string::npos, second_reader) << impls;
+  }
+}
+
+// The normalize-and-average row kernel: each ISA's against the plain loops,
+// 2x2 and 3x3 windows, with and without the ReLU.
+TEST(NormPool, SimdRowMatchesPlain) {
+  for (const int block : {8, 16}) {
+    if (!cpu::simd_block_runs(block)) continue;
+    for (const int k : {2, 3}) {
+      for (const float lo : {0.f, -std::numeric_limits<float>::infinity()}) {
+        const int w = 5 * k, ow = 5;
+        const TensorData x = test::random_tensor({k * w * block}, 51), s = test::random_tensor({block}, 52),
+                         t = test::random_tensor({block}, 53);
+        std::vector<float> want(static_cast<std::size_t>(ow) * block), got(want.size(), NAN);
+        cpu::NormPoolRow r{x.f.data(), w, k, k, ow, s.f.data(), t.f.data(), lo, 1.f / (k * k), want.data()};
+        cpu::norm_pool_row_plain(r, block);
+        r.y = got.data();
+        if (block == 8) cpu::norm_pool_row_avx2(r);
+        else cpu::norm_pool_row_avx512(r);
+        for (std::size_t i = 0; i < want.size(); ++i)
+          EXPECT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i]))) << "block " << block << " k " << k << " at " << i;
+      }
+    }
+  }
+}
+
+// DenseNet's transition once the pool runs first: BatchNorm -> Relu ->
+// AveragePool 2x2 is one op (vinfer:norm_pool) where the normalized tensor has
+// no other reader and the windows tile the map; otherwise the separate pass.
+TEST(NormPool, EngineAppliesTheNormalizationInThePool) {
+  struct Case {
+    const char* what;
+    bool relu, second_reader;
+    std::int64_t k, stride;
+    bool fused;
+  };
+  const std::vector<Case> cases = {
+      {"transition", true, false, 2, 2, true},
+      {"no relu, 3x3 windows", false, false, 3, 3, true},
+      {"second reader", true, true, 2, 2, false},
+      {"overlapping windows", true, false, 3, 2, false},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    const std::int64_t hw = c.k == 3 ? 9 : 8;
+    const int x = g.add_input("x", {2, 32, hw, hw + c.k});
+    auto param = [&](const char* name, unsigned seed, float lo) {
+      TensorData t = test::random_tensor({32}, seed);
+      for (float& v : t.f) v = lo + std::fabs(v);
+      return g.add_constant(name, t);
+    };
+    int act = g.add_node("BatchNormalization", {x, param("gamma", 41, 0.5f), param("beta", 42, -0.5f),
+                                                param("mean", 43, -0.3f), param("var", 44, 0.2f)})[0];
+    if (c.relu) act = g.add_node("Relu", {act})[0];
+    int out = g.add_node("AveragePool", {act}, {{"kernel_shape", Ints{c.k, c.k}}, {"strides", Ints{c.stride, c.stride}}})[0];
+    if (c.second_reader) out = g.add_node("Add", {out, g.add_node("MaxPool", {act}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})[0]})[0];
+    g.mark_output(out);
+    EXPECT_LT(cpu_vs_reference(g), 1e-5) << c.what;
+    Model m = Model::from_graph(g, "test", EngineOptions{});
+    std::string impls;
+    const TensorData in = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    for (const LayerProfile& l : m.profile(in.f.data(), y.data())) impls += l.impl + " ";
+    EXPECT_EQ(impls.find("norm_pool") != std::string::npos, c.fused) << c.what << ": " << impls;
+    EXPECT_EQ(impls.find("scale_shift") != std::string::npos, !c.fused) << c.what << ": " << impls;
   }
 }
 
