@@ -109,6 +109,10 @@ void build_concat(BuildContext& ctx, const Node& n);
 void build_inner_product(BuildContext& ctx, const Node& n);
 void build_softmax(BuildContext& ctx, const Node& n);
 void build_scale_shift(BuildContext& ctx, const Node& n);
+// The vinfer.ScaleShift (constant scale and shift, at most a ReLU after it)
+// that produces `value` for one reader only (not a graph output): an op that
+// reads `value` may then apply it itself. Null otherwise.
+const Node* sole_reader_pre_activation(const BuildContext& ctx, int value);
 void build_reshape(BuildContext& ctx, const Node& n);
 void build_transpose(BuildContext& ctx, const Node& n);
 // A layout conversion between two tensors (used by the program for Form changes).

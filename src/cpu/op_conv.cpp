@@ -119,23 +119,14 @@ const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   const bool wanted = env ? std::strcmp(env, "vinfer") == 0 : channel_block() == 16;
   if (!wanted || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
   const Graph& g = ctx.graph();
-  const Node* s = ctx.producer(conv.inputs[0]);
-  if (!s || s->op != "vinfer.ScaleShift" || g.is_output(s->outputs[0]) || ctx.consumers(s->outputs[0]).size() != 1 ||
-      !g.constant(s->inputs[1]) || !g.constant(s->inputs[2]))
-    return nullptr;
-  if (s->post_ops.size() > 1 || (s->post_ops.size() == 1 && s->post_ops[0].kind != PostOp::Relu)) return nullptr;
+  const Node* s = sole_reader_pre_activation(ctx, conv.inputs[0]);
+  if (!s) return nullptr;
   const Shape& xs = g.value(conv.inputs[0]).shape;
   const TensorData* w = g.constant(conv.inputs[1]);
-  if (!w || xs.size() != 4 || xs[0] != 1 || w->shape.size() != 4 || w->shape[2] != 1 || w->shape[3] != 1) return nullptr;
+  if (!w || xs.size() != 4 || xs[0] != 1 || w->shape.size() != 4) return nullptr;
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2])) return nullptr;
-  const detail::WindowParams p = detail::conv_params(conv, xs, w->shape);
-  auto all = [](const std::vector<std::int64_t>& v, std::int64_t x) {
-    return std::all_of(v.begin(), v.end(), [x](std::int64_t e) { return e == x; });
-  };
   float lo, hi;
-  if (p.group != 1 || !all(p.strides, 1) || !all(p.dilations, 1) || !all(p.pads_begin, 0) || !all(p.pads_end, 0) ||
-      !clamp_of(conv, lo, hi))
-    return nullptr;
+  if (!detail::is_pointwise(detail::conv_params(conv, xs, w->shape), w->shape) || !clamp_of(conv, lo, hi)) return nullptr;
   Conv1x1Geometry geo;
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w->shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
   geo.block = channel_block();

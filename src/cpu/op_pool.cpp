@@ -51,20 +51,6 @@ class NormPoolOp : public CpuOp {
   }
 };
 
-// The pool's windows tile its map exactly (kernel == stride, no padding, no
-// overhang), as in DenseNet's transitions.
-bool tiling_average_pool(const Graph& g, const Node& pool) {
-  if (pool.op != "AveragePool" || pool.get_string("auto_pad", "NOTSET") != "NOTSET") return false;
-  const Shape& xs = g.value(pool.inputs[0]).shape;
-  if (xs.size() != 4) return false;
-  const detail::WindowParams p = detail::pool_params(pool, xs);
-  auto all = [](const std::vector<std::int64_t>& v, std::int64_t e) {
-    return std::all_of(v.begin(), v.end(), [e](std::int64_t i) { return i == e; });
-  };
-  return p.kernel == p.strides && all(p.dilations, 1) && all(p.pads_begin, 0) && all(p.pads_end, 0) && !p.ceil_mode &&
-         xs[2] % p.kernel[0] == 0 && xs[3] % p.kernel[1] == 0;
-}
-
 void build_norm_pool(BuildContext& ctx, const Node& pool, const Node& s) {
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(s.inputs[0]).shape;
@@ -96,15 +82,12 @@ void norm_pool_row_plain(const NormPoolRow& r, int block) {
 }
 
 const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& pool) {
-  const Graph& g = ctx.graph();
-  if (pool.op != "AveragePool" || pool.inputs.empty()) return nullptr;
-  const Node* s = ctx.producer(pool.inputs[0]);
-  if (!s || s->op != "vinfer.ScaleShift" || g.is_output(s->outputs[0]) || ctx.consumers(s->outputs[0]).size() != 1 ||
-      !g.constant(s->inputs[1]) || !g.constant(s->inputs[2]))
+  if (pool.op != "AveragePool" || pool.inputs.empty() || pool.get_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
+  const Node* s = sole_reader_pre_activation(ctx, pool.inputs[0]);
+  if (!s) return nullptr;
+  const Shape& xs = ctx.graph().value(pool.inputs[0]).shape;
+  if (xs.size() != 4 || xs[1] % channel_block() != 0 || !detail::windows_tile_map(detail::pool_params(pool, xs), xs))
     return nullptr;
-  if (s->post_ops.size() > 1 || (s->post_ops.size() == 1 && s->post_ops[0].kind != PostOp::Relu)) return nullptr;
-  const Shape& xs = g.value(s->inputs[0]).shape;
-  if (xs.size() != 4 || xs[1] % channel_block() != 0 || !tiling_average_pool(g, pool)) return nullptr;
   return s;
 }
 

@@ -62,6 +62,16 @@ class ScaleShiftOp : public CpuOp {
 
 }  // namespace
 
+const Node* sole_reader_pre_activation(const BuildContext& ctx, int value) {
+  const Graph& g = ctx.graph();
+  const Node* s = ctx.producer(value);
+  if (!s || s->op != "vinfer.ScaleShift" || g.is_output(value) || ctx.consumers(value).size() != 1 ||
+      !g.constant(s->inputs[1]) || !g.constant(s->inputs[2]))
+    return nullptr;
+  if (s->post_ops.size() > 1 || (s->post_ops.size() == 1 && s->post_ops[0].kind != PostOp::Relu)) return nullptr;
+  return s;
+}
+
 void build_scale_shift(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& s = g.value(n.inputs[0]).shape;

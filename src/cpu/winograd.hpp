@@ -14,7 +14,8 @@
 // - by positions: all threads transform their share of all tiles, then each
 //   multiplies its share of the 36 positions for all tiles (reading only its
 //   share of U, once), then each transforms its tiles' outputs; two barriers.
-//   For wide layers (U of several MiB, VGG) and few tiles (14x14 maps).
+//   For wide layers on small maps (U over 1 MiB, at most 64 tiles: VGG19's
+//   and ResNet50's 28x28 and 14x14 layers).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,7 @@
 #include "graph/op_params.hpp"
 
+#include <algorithm>
+
 #include "vinfer/error.hpp"
 
 namespace vinfer::detail {
@@ -72,6 +74,23 @@ WindowParams conv_params(const Node& n, const Shape& x, const Shape& w) {
   if (!ks.empty() && ks != p.kernel) bad(n, "kernel_shape " + shape_str(ks) + " disagrees with weight " + shape_str(w));
   resolve_window(n, x, p, false);
   return p;
+}
+
+namespace {
+bool all_equal(const std::vector<std::int64_t>& v, std::int64_t e) {
+  return std::all_of(v.begin(), v.end(), [e](std::int64_t i) { return i == e; });
+}
+}  // namespace
+
+bool is_pointwise(const WindowParams& p, const Shape& w) {
+  return w.size() == 4 && w[2] == 1 && w[3] == 1 && p.group == 1 && all_equal(p.strides, 1) &&
+         all_equal(p.dilations, 1) && all_equal(p.pads_begin, 0) && all_equal(p.pads_end, 0);
+}
+
+bool windows_tile_map(const WindowParams& p, const Shape& x) {
+  if (x.size() != 4 || p.kernel.size() != 2) return false;
+  return p.kernel == p.strides && all_equal(p.dilations, 1) && all_equal(p.pads_begin, 0) && all_equal(p.pads_end, 0) &&
+         !p.ceil_mode && x[2] % p.kernel[0] == 0 && x[3] % p.kernel[1] == 0;
 }
 
 WindowParams pool_params(const Node& n, const Shape& x) {

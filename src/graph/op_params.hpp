@@ -25,6 +25,13 @@ struct WindowParams {
 WindowParams conv_params(const Node& n, const Shape& x, const Shape& w);
 WindowParams pool_params(const Node& n, const Shape& x);
 
+// A Conv that is a per-pixel matrix product: 1x1 kernel (w: OIHW), stride 1,
+// no dilation, no padding, one group.
+bool is_pointwise(const WindowParams& p, const Shape& w);
+// A pool whose windows tile the map x exactly: kernel == stride, no dilation,
+// no padding, no ceil_mode overhang, the map a whole number of windows.
+bool windows_tile_map(const WindowParams& p, const Shape& x);
+
 // Gemm / MatMul with a constant right operand, as backends run it:
 // Y[M, N] = A[M, K] x W[N, K]^T + bias, alpha folded into W and beta into bias.
 // Throws Unsupported (naming the node) for what backends do not take: a

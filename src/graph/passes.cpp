@@ -329,23 +329,12 @@ int pool_before_conv1x1(Graph& g) {
     const Node& conv = g.nodes[static_cast<std::size_t>(c)];
     if (conv.op != "Conv" || !conv.post_ops.empty() || conv.get_string("auto_pad", "NOTSET") != "NOTSET") continue;
     const TensorData* w = conv.inputs.size() > 1 ? g.constant(conv.inputs[1]) : nullptr;
-    if (!w || w->shape.size() != 4 || w->shape[2] != 1 || w->shape[3] != 1) continue;
-    if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2])) continue;
+    if (!w || (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2]))) continue;
     const int x = conv.inputs[0];
     const Shape& xs = g.value(x).shape;
-    if (xs.size() != 4) continue;
-    auto all = [](const std::vector<std::int64_t>& v, std::int64_t e) {
-      return std::all_of(v.begin(), v.end(), [e](std::int64_t i) { return i == e; });
-    };
-    const WindowParams cp = conv_params(conv, xs, w->shape);
-    if (cp.group != 1 || !all(cp.strides, 1) || !all(cp.dilations, 1) || !all(cp.pads_begin, 0) || !all(cp.pads_end, 0))
-      continue;
-    const WindowParams pp = pool_params(pool, g.value(t).shape);
-    // Windows that tile the map exactly: each output pixel averages its own
-    // k x k pixels, none shared, none padded, none left over.
-    if (pp.kernel != pp.strides || !all(pp.dilations, 1) || !all(pp.pads_begin, 0) || !all(pp.pads_end, 0) || pp.ceil_mode ||
-        xs[2] % pp.kernel[0] != 0 || xs[3] % pp.kernel[1] != 0)
-      continue;
+    if (xs.size() != 4 || !is_pointwise(conv_params(conv, xs, w->shape), w->shape)) continue;
+    // Each output pixel averages its own k x k pixels: none shared, padded or left over.
+    if (!windows_tile_map(pool_params(pool, g.value(t).shape), xs)) continue;
     const Shape& ys = g.value(y).shape;
     const int v = g.add_value(g.value(y).name + "/pooled_input", g.value(x).dtype, Shape{xs[0], xs[1], ys[2], ys[3]});
     Node& p = g.nodes[k];
