@@ -35,6 +35,11 @@ struct EngineOptions {
   bool optimize = true;    // run the fusion passes (false: constant folding only)
   bool winograd = true;    // 3x3 convolutions may use Winograd where the backend has it (fewer
                            // multiplications; results differ from direct convolution by ~1e-6 relative)
+  bool tune = true;        // Cpu: where several kernels can run a layer (a 3x3 convolution: oneDNN's, or
+                           // vinfer's Winograd split two ways), time them once on its shape at load and keep
+                           // the fastest (ModelInfo::passes says how long it took; choices are remembered per
+                           // shape for the process). Which is fastest differs between CPUs; on a busy machine
+                           // the choice may differ between runs. false: a fixed rule by shape.
   int device = 0;          // Cuda: which GPU
   bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
                            // relative error instead of FP32's ~1e-6)

@@ -8,6 +8,6 @@ namespace vinfer::cpu {
 
 // Compiles an optimized graph (one float input, one output). Fills the
 // arena/kernel figures of `info`.
-std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, ModelInfo& info);
+std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune, ModelInfo& info);
 
 }  // namespace vinfer::cpu

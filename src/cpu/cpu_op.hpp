@@ -63,6 +63,12 @@ class BuildContext {
   virtual const dnnl::engine& engine() const = 0;
   // Whether convolutions may use Winograd (EngineOptions::winograd).
   virtual bool winograd() const = 0;
+  // Whether kernels may be chosen by timing them at load (EngineOptions::tune),
+  // and the record of it: time spent timing, and each tuned layer (whether the
+  // timing overruled the rule).
+  virtual bool tune() const = 0;
+  virtual void note_tuning(double ms) = 0;
+  virtual void note_choice(bool overruled) = 0;
   // The value in the given form; inserts a layout conversion if it exists only in another.
   virtual TensorRef input(int value, Form form) = 0;
   // Which forms the value exists in now.

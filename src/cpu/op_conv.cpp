@@ -3,13 +3,17 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/cpu_op.hpp"
+#include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
 #include "graph/op_params.hpp"
 
@@ -52,27 +56,14 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
   return true;
 }
 
-// Where oneDNN has no Winograd for the shape (it has none for AVX2 in 2.6),
-// vinfer's F(4,3) runs instead on maps of 14x14 and more (DenseNet121's 14x14
-// layers on AVX2, in the network: 2.45 vs 3.19 ms direct); and over oneDNN's
-// AVX-512 F(2,3) on maps of 28x28 and more (per layer, in the networks:
-// DenseNet121's 56x56 layers 0.66 vs 1.05 ms, its 28x28 ones 0.20 vs 0.24,
-// ResNet50's 56x56 ones 0.47 vs 0.74; at 14x14 oneDNN's stays faster).
-// Measured with `vinfer profile MODEL` under each VINFER_WINOGRAD and with
-// bench/bench_conv. oneDNN's F(4,3) (wide layers, VGG) stays. onednn_impl:
-// the implementation oneDNN offered ("" for none). VINFER_WINOGRAD=vinfer
-// prefers vinfer's wherever it applies (to compare), =onednn never uses it.
-bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const Shape& xs,
-                      const Shape& ys, const TensorData& w, const TensorData* b, const std::string& onednn_impl) {
-  const char* env = std::getenv("VINFER_WINOGRAD");
-  const bool prefer = env && std::strcmp(env, "vinfer") == 0;
-  const std::int64_t map = ys[2] * ys[3];
-  const bool beats_onednn = (onednn_impl.empty() && map >= 14 * 14) ||
-                            (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
-  if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return false;
-  float lo, hi;
-  if (!clamp_of(n, lo, hi)) return false;
-  WinogradGeometry geo;
+// Which kernel runs a 3x3 stride-1 convolution that vinfer's F(4,3) could run.
+enum class Conv3x3 { OneDnn, VinferTiles, VinferPositions };
+
+// vinfer's F(4,3) geometry for the node, if its kernel runs the shape (batch
+// 1, maps of 14x14 and up: on 7x7 the transforms cost more than they save).
+bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys,
+                           WinogradGeometry& geo, float& lo, float& hi) {
+  if (xs[0] != 1 || ys[2] * ys[3] < 14 * 14 || !clamp_of(n, lo, hi)) return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -82,29 +73,108 @@ bool try_own_winograd(BuildContext& ctx, const Node& n, const detail::WindowPara
   geo.pad_t = static_cast<int>(p.pads_begin[0]);
   geo.pad_l = static_cast<int>(p.pads_begin[1]);
   geo.block = channel_block();
-  // Split by tiles, each chunk of tiles streams all transformed weights (36 x
-  // ic x oc floats): too little work per weight on small maps when those are
-  // large (VGG19's 512-channel 28x28 layers had run 2.4x slower than direct).
-  // Those (U over 1 MiB, at most 64 tiles) are split by positions instead,
-  // which reads U once: with AVX2, VGG19's 28x28 layers 9-11 vs 27-29 ms
-  // direct, its 14x14 ones 4.2-4.8 vs 5.9-6.2, ResNet50's 14x14 ones 1.3 vs
-  // 2.1; with AVX-512, ResNet50's 28x28 ones 0.57 vs 0.70 split by tiles (at
-  // 14x14 oneDNN's F(2,3) stays: 0.80 vs 0.95, as its weights are 2.25x
-  // smaller and come from memory). On 7x7 maps the transforms cost more than
-  // they save.
-  const double weight_mib = 36.0 * geo.ic * geo.oc * 4 / (1 << 20);
-  const int tiles = ((geo.oh + 3) / 4) * ((geo.ow + 3) / 4);
-  const bool by_tiles = WinogradF43::choose_split(geo) == WinogradF43::Split::Tiles;
-  if (xs[0] != 1 || map < 14 * 14 || (by_tiles && tiles < 96 && weight_mib > 4) || !WinogradF43::supports(geo)) return false;
-  auto op = std::make_unique<OwnConvOp<WinogradF43>>(
-      std::make_unique<WinogradF43>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi), omp_get_max_threads());
+  return WinogradF43::supports(geo);
+}
+
+int winograd_tiles(const WinogradGeometry& g) { return ((g.oh + 3) / 4) * ((g.ow + 3) / 4); }
+double winograd_weight_mib(const WinogradGeometry& g) { return 36.0 * g.ic * g.oc * 4 / (1 << 20); }
+
+// Split by tiles, each chunk of tiles streams all transformed weights (36 x
+// ic x oc floats): too little work per weight on small maps when those are
+// large (VGG19's 512-channel 28x28 layers had run 2.4x slower than direct).
+// Split by positions, the transformed input of all tiles is kept at once
+// (36 x tiles x ic floats): not for large maps.
+bool tiles_split_fits(const WinogradGeometry& g) { return !(winograd_tiles(g) < 96 && winograd_weight_mib(g) > 4); }
+bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) <= 256; }
+
+// The rule used without tuning, and the default that tuning keeps unless
+// another kernel is clearly faster. vinfer's F(4,3) where oneDNN has no
+// Winograd for the shape (none for AVX2 in 2.6; DenseNet121's 14x14 layers
+// on AVX2, in the network: 2.45 vs 3.19 ms direct), and over oneDNN's
+// AVX-512 F(2,3) on maps of 28x28 and more (per layer, in the networks on a
+// Sapphire Rapids Xeon: DenseNet121's 56x56 layers 0.66 vs 1.05 ms, its 28x28
+// ones 0.20 vs 0.24, ResNet50's 56x56 ones 0.47 vs 0.74; at 14x14 oneDNN's
+// stayed faster there, as did its F(4,3) on VGG19's wide layers). Split by
+// positions where the transformed weights exceed 1 MiB on at most 64 tiles
+// (WinogradF43::choose_split). onednn_impl: what oneDNN offered ("" for none).
+Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl) {
+  const char* env = std::getenv("VINFER_WINOGRAD");
+  const bool prefer = env && std::strcmp(env, "vinfer") == 0;
+  const int map = g.oh * g.ow;
+  const bool beats_onednn =
+      (onednn_impl.empty() && map >= 14 * 14) || (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
+  if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return Conv3x3::OneDnn;
+  const bool by_tiles = WinogradF43::choose_split(g) == WinogradF43::Split::Tiles;
+  if (by_tiles && !tiles_split_fits(g)) return Conv3x3::OneDnn;
+  return by_tiles ? Conv3x3::VinferTiles : Conv3x3::VinferPositions;
+}
+
+WinogradF43::Split split_of(Conv3x3 k) {
+  return k == Conv3x3::VinferPositions ? WinogradF43::Split::Positions : WinogradF43::Split::Tiles;
+}
+
+// Times the candidates for the layer on its own shape (tune.hpp) and returns
+// the fastest; the rule's choice unless another is faster by more than 3 %.
+// onednn: oneDNN's primitive for the layer (its Winograd or direct). The
+// winner's F(4,3), if vinfer's, is left in `kept`.
+Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
+                 const TensorData* b, Conv3x3 rule, const dnnl::convolution_forward::primitive_desc& onednn,
+                 std::unique_ptr<WinogradF43>& kept) {
+  std::vector<Conv3x3> kinds{rule};
+  for (Conv3x3 k : {Conv3x3::OneDnn, Conv3x3::VinferTiles, Conv3x3::VinferPositions})
+    if (k != rule && (k == Conv3x3::OneDnn || (k == Conv3x3::VinferTiles ? tiles_split_fits(g) : positions_split_fits(g))))
+      kinds.push_back(k);
+  char key[192];
+  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g", g.ic, g.oc,
+                g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi);
+  std::vector<std::unique_ptr<WinogradF43>> own(kinds.size());
+  const auto [choice, timed] = tuned_choice(key, [&] {
+    const dnnl::engine& eng = ctx.engine();
+    std::vector<float> src(blocked_md({1, g.ic, g.h, g.w}).get_size() / sizeof(float)),
+        dst(blocked_md({1, g.oc, g.oh, g.ow}).get_size() / sizeof(float));
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+    dnnl::stream stream(eng);
+    dnnl::convolution_forward prim(onednn);
+    std::unordered_map<int, memory> args;
+    args[DNNL_ARG_SRC] = memory(onednn.src_desc(), eng, src.data());
+    args[DNNL_ARG_DST] = memory(onednn.dst_desc(), eng, dst.data());
+    args[DNNL_ARG_WEIGHTS] = pack_weights(eng, w, memory::desc(to_dims(w.shape), memory::data_type::f32, Tag::oihw),
+                                          onednn.weights_desc());
+    if (b) args[DNNL_ARG_BIAS] = pack_weights(eng, *b, onednn.bias_desc(), onednn.bias_desc());
+    if (onednn.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(onednn.scratchpad_desc(), eng);
+    std::vector<std::function<void()>> runs;
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      if (kinds[k] == Conv3x3::OneDnn) {
+        runs.push_back([&] { prim.execute(stream, args), stream.wait(); });
+      } else {
+        own[k] = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kinds[k]));
+        runs.push_back([&, k] { own[k]->run(src.data(), dst.data()); });
+      }
+    }
+    const TuneResult r = fastest(runs, 20 * std::max(0.05, steady_measure(runs[0])), 0.03);
+    ctx.note_tuning(r.spent_ms);
+    return static_cast<int>(kinds[static_cast<std::size_t>(r.choice)]);
+  });
+  (void)timed;
+  const auto k = static_cast<Conv3x3>(choice);
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    if (kinds[i] == k && own[i]) kept = std::move(own[i]);
+  ctx.note_choice(k != rule);
+  return k;
+}
+
+// Adds vinfer's F(4,3) for the node (`kernel`, or one built now with `kind`'s split).
+void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
+                      const TensorData* b, Conv3x3 kind, std::unique_ptr<WinogradF43> kernel) {
+  if (!kernel) kernel = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+  const bool by_tiles = kernel->split() == WinogradF43::Split::Tiles;
+  auto op = std::make_unique<OwnConvOp<WinogradF43>>(std::move(kernel), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
   op->impl = std::string("vinfer:wino_f43") + (by_tiles ? "" : "_pos") + (channel_block() == 16 ? "_avx512" : "_avx2");
-  op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / w.shape[0]);
+  op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0;
   ctx.add(std::move(op));
-  return true;
 }
 
 // The vinfer.ScaleShift (+ ReLU) whose output only this 1x1 convolution
@@ -223,9 +293,18 @@ void build_conv(BuildContext& ctx, const Node& n) {
     } catch (const dnnl::error&) {
       // not implemented for this ISA or shape: vinfer's own, or direct below
     }
-    if (in_form == Form::Blocked && extra.empty() &&
-        try_own_winograd(ctx, n, p, xs, ys, *w, b, pd ? std::string(pd.impl_info_str()) : std::string()))
-      return;
+    WinogradGeometry geo;
+    float lo, hi;
+    if (in_form == Form::Blocked && extra.empty() && own_winograd_geometry(n, p, xs, ys, geo, lo, hi)) {
+      Conv3x3 kind = rule_3x3(geo, pd ? std::string(pd.impl_info_str()) : std::string());
+      std::unique_ptr<WinogradF43> kernel;
+      const bool forced = std::getenv("VINFER_WINOGRAD") || std::getenv("VINFER_WINOGRAD_SPLIT");
+      if (ctx.tune() && !forced) {
+        if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
+        kind = tune_3x3(ctx, geo, lo, hi, *w, b, kind, pd, kernel);
+      }
+      if (kind != Conv3x3::OneDnn) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
+    }
   }
   TensorRef src = ctx.input(n.inputs[0], in_form);
   TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);

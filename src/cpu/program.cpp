@@ -3,6 +3,7 @@
 // layer (no reorder per layer); a conversion is inserted only where an op
 // needs the other form (the network input, Flatten before a Gemm).
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,8 +21,8 @@ namespace {
 
 class Program final : public BuildContext, public detail::Executor {
  public:
-  Program(const Graph& g, int threads, bool winograd)
-      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd) {}
+  Program(const Graph& g, int threads, bool winograd, bool tune)
+      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -60,6 +61,12 @@ class Program final : public BuildContext, public detail::Executor {
     out_value_ = g_.outputs[0];
     if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
     out_ref_ = input(out_value_, Form::Plain);
+    if (tuned_layers_ > 0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "tune_conv3x3: %d layers, %d shapes timed in %.0f ms, %d not the rule's choice",
+                    tuned_layers_, tune_shapes_, tune_ms_, overruled_);
+      info.passes.push_back(line);
+    }
     plan(info);
   }
 
@@ -67,6 +74,9 @@ class Program final : public BuildContext, public detail::Executor {
   const Graph& graph() const override { return g_; }
   const dnnl::engine& engine() const override { return eng_; }
   bool winograd() const override { return winograd_; }
+  bool tune() const override { return tune_; }
+  void note_tuning(double ms) override { tune_ms_ += ms, ++tune_shapes_; }
+  void note_choice(bool overruled) override { ++tuned_layers_, overruled_ += overruled ? 1 : 0; }
 
   bool has_form(int value, Form form) const override { return forms_.count({value, form}) != 0; }
 
@@ -202,7 +212,9 @@ class Program final : public BuildContext, public detail::Executor {
   int threads_;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
-  bool winograd_;
+  bool winograd_, tune_;
+  int tuned_layers_ = 0, tune_shapes_ = 0, overruled_ = 0;
+  double tune_ms_ = 0;
   detail::ConcatViews views_;
   std::map<std::pair<int, Form>, TensorRef> forms_;
   std::vector<detail::PlanBuffer> bufs_;
@@ -215,8 +227,8 @@ class Program final : public BuildContext, public detail::Executor {
 
 }  // namespace
 
-std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, ModelInfo& info) {
-  auto p = std::make_unique<Program>(g, threads, winograd);
+std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune, ModelInfo& info) {
+  auto p = std::make_unique<Program>(g, threads, winograd, tune);
   try {
     p->build(info);
   } catch (const dnnl::error& e) {

@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <random>
+#include <tuple>
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/norm_pool.hpp"
+#include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
 #include "test_support.hpp"
 #include "vinfer/devices.hpp"
@@ -254,6 +258,70 @@ TEST(Winograd, EngineUsesItWhenAsked) {
   for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
   if (cpu::WinogradF43::supports({32, 32, 30, 29, 30, 29, 1, 1, 8}))
     EXPECT_NE(impls.find("wino_f43"), std::string::npos) << impls;
+}
+
+// The load-time chooser, on scripted times (a fake clock): the fastest run
+// of each candidate counts, the warm-up run does not, candidate 0 (the rule's
+// choice) stays unless another beats it by more than the margin, and rounds
+// stop at the budget once three have run.
+TEST(Tune, FastestOnScriptedTimes) {
+  auto scripted = [](std::vector<std::vector<double>> times) {
+    auto calls = std::make_shared<std::vector<std::size_t>>(times.size(), 0);
+    std::vector<std::function<void()>> runs;
+    auto cur = std::make_shared<std::size_t>(0);
+    for (std::size_t k = 0; k < times.size(); ++k) runs.push_back([cur, k] { *cur = k; });
+    auto measure = [times, calls, cur](const std::function<void()>& run) {
+      run();
+      const std::vector<double>& t = times[*cur];
+      return t[std::min((*calls)[*cur]++, t.size() - 1)];
+    };
+    return std::make_tuple(runs, cpu::TuneMeasure(measure), calls);
+  };
+  {  // candidate 1's warm-up is slow and its best run is fastest of all
+    auto [runs, measure, calls] = scripted({{5, 4, 4, 4}, {50, 3, 2.5, 3}, {5, 3.9, 3.9, 3.9}});
+    const cpu::TuneResult r = cpu::fastest(runs, 1e9, 0.03, measure);
+    EXPECT_EQ(r.choice, 1);
+    EXPECT_DOUBLE_EQ(r.best_ms[1], 2.5);
+    EXPECT_EQ((*calls)[0], 10u) << "warm-up + 9 rounds within the budget";
+  }
+  {  // 2 % faster than the default is within the margin: the default stays
+    auto [runs, measure, calls] = scripted({{1, 1.0}, {1, 0.98}});
+    EXPECT_EQ(cpu::fastest(runs, 1e9, 0.03, measure).choice, 0);
+    EXPECT_EQ(cpu::fastest(runs, 1e9, 0.01, measure).choice, 1);
+  }
+  {  // a spent budget stops after three rounds
+    auto [runs, measure, calls] = scripted({{10}, {10}});
+    const cpu::TuneResult r = cpu::fastest(runs, 1, 0.03, measure);
+    EXPECT_EQ((*calls)[0], 4u);
+    EXPECT_DOUBLE_EQ(r.spent_ms, 80);
+  }
+}
+
+// Tuning inside the engine: a 3x3 layer that oneDNN and vinfer's Winograd
+// can both run is timed once per shape and process, whichever kernel wins
+// the result is right, and with tune off there is no timing.
+TEST(Tune, EngineTimesEachShapeOnce) {
+  Graph g = conv_graph({1, 32, 28, 28}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 21);
+  const int conv_out = g.outputs[0];
+  g.outputs.clear();
+  g.mark_output(g.add_node("Relu", {conv_out})[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(g, &info), 1e-5);
+  auto tune_line = [](const ModelInfo& i) {
+    for (const std::string& p : i.passes)
+      if (p.rfind("tune_conv3x3", 0) == 0) return p;
+    return std::string();
+  };
+  const bool eligible = cpu::WinogradF43::supports({32, 32, 28, 28, 28, 28, 1, 1, __builtin_cpu_supports("avx512f") ? 16 : 8});
+  if (!eligible) GTEST_SKIP() << "no Winograd kernel for this CPU";
+  EXPECT_EQ(tune_line(info).rfind("tune_conv3x3: 1 layers", 0), 0u) << tune_line(info);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model again = Model::from_graph(g, "test", opt);
+  EXPECT_NE(tune_line(again.info()).find("0 shapes timed"), std::string::npos) << tune_line(again.info());
+  opt.tune = false;
+  Model fixed = Model::from_graph(g, "test", opt);
+  EXPECT_EQ(tune_line(fixed.info()), "");
 }
 
 // DenseNet's pattern inside a graph: BatchNormalization -> Relu -> 1x1 Conv

@@ -28,7 +28,7 @@ using Clock = std::chrono::steady_clock;
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;
-  bool no_winograd = false, allow_tf32 = false;
+  bool no_winograd = false, no_tune = false, allow_tf32 = false;
   std::string device = "cpu";
   std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
   std::int64_t max_pixels = DecodeOptions{}.max_pixels;
@@ -44,6 +44,7 @@ struct ModelArgs {
     app.add_option("--device", device, "Where the network runs: cpu, cuda or cuda:N (see `vinfer devices`)");
     app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
     app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
+    app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
     app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
     app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
     app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
@@ -61,6 +62,7 @@ struct ModelArgs {
     EngineOptions opt;
     opt.threads = threads;
     opt.winograd = !no_winograd;
+    opt.tune = !no_tune;
     opt.allow_tf32 = allow_tf32;
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;

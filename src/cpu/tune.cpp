@@ -1,0 +1,48 @@
+#include "cpu/tune.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+#include <mutex>
+
+namespace vinfer::cpu {
+
+double steady_measure(const std::function<void()>& run) {
+  const auto a = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+}
+
+TuneResult fastest(const std::vector<std::function<void()>>& candidates, double budget_ms, double margin,
+                   const TuneMeasure& measure) {
+  TuneResult r;
+  const std::size_t n = candidates.size();
+  r.best_ms.assign(n, std::numeric_limits<double>::infinity());
+  if (n < 2) return r;
+  for (const auto& c : candidates) r.spent_ms += measure(c);  // warm-up: caches, pages, the thread team
+  for (int round = 0; round < 9 && (round < 3 || r.spent_ms < budget_ms); ++round)
+    for (std::size_t k = 0; k < n; ++k) {
+      const double t = measure(candidates[k]);
+      r.spent_ms += t;
+      r.best_ms[k] = std::min(r.best_ms[k], t);
+    }
+  const auto best = std::min_element(r.best_ms.begin(), r.best_ms.end()) - r.best_ms.begin();
+  r.choice = r.best_ms[static_cast<std::size_t>(best)] < r.best_ms[0] * (1 - margin) ? static_cast<int>(best) : 0;
+  return r;
+}
+
+std::pair<int, bool> tuned_choice(const std::string& key, const std::function<int()>& decide) {
+  static std::mutex mu;
+  static std::map<std::string, int> memo;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = memo.find(key);
+    if (it != memo.end()) return {it->second, false};
+  }
+  const int choice = decide();  // outside the lock: timing takes a while, and builds may run in parallel
+  std::lock_guard<std::mutex> lock(mu);
+  return {memo.emplace(key, choice).first->second, true};
+}
+
+}  // namespace vinfer::cpu

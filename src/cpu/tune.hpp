@@ -1,0 +1,38 @@
+// Internal: choosing between kernels for one layer by timing them at load.
+// Which 3x3 kernel is fastest differs between CPUs more than any rule of
+// thumb covers (oneDNN's AVX-512 Winograd beat vinfer's on VGG19's wide
+// layers on a Sapphire Rapids Xeon and lost by 20-30 % on an AMD Zen 5), so
+// where several run a layer they are timed once, on the layer's own shape,
+// and the fastest is kept.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace vinfer::cpu {
+
+// Times one call of `run`, in ms.
+using TuneMeasure = std::function<double(const std::function<void()>& run)>;
+double steady_measure(const std::function<void()>& run);
+
+struct TuneResult {
+  int choice = 0;
+  std::vector<double> best_ms;  // per candidate, the fastest of its runs
+  double spent_ms = 0;          // time measured in all
+};
+
+// The fastest of the candidates: each runs once to warm up, then all run in
+// turn (so that a shared machine's slow phases hit all alike) for at least 3
+// and at most 9 rounds or until about budget_ms has been spent; each keeps
+// its fastest run. Candidate 0 is the default and is kept unless another is
+// faster by more than `margin` (a fraction), so that noise does not flip it.
+TuneResult fastest(const std::vector<std::function<void()>>& candidates, double budget_ms, double margin,
+                   const TuneMeasure& measure = steady_measure);
+
+// Process-wide memo of choices by key (a layer's shape and thread count):
+// DenseNet121's 58 3x3 layers come in 4 shapes, timed once each; a second
+// model in the process makes the same choices. `decide` runs on a miss.
+// Returns the choice and whether it was timed now.
+std::pair<int, bool> tuned_choice(const std::string& key, const std::function<int()>& decide);
+
+}  // namespace vinfer::cpu
