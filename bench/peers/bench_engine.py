@@ -9,7 +9,8 @@ Every engine runs in its own process, one after the other, and the whole
 sequence repeats --rounds times (so that drift on a shared machine hits every
 engine alike); each figure is the median over all its rounds' samples.
 Settings: "threads=cores" sets each engine's intra-op threads to the number of
-cores; "default" leaves the engine alone. Writes out/bench_engine.{json,md}.
+cores, "threads=N" to N (threads=1 with threads=cores gives the two-thread
+speed-up); "default" leaves the engine alone. Writes out/bench_engine.{json,md}.
 """
 import argparse
 import json
@@ -30,11 +31,22 @@ EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
 CORES = os.cpu_count() or 1
 
 
+def setting_threads(setting):
+    """Intra-op threads a setting asks for; None leaves the engine's default."""
+    if setting == "default":
+        return None
+    if setting == "threads=cores":
+        return CORES
+    if setting.startswith("threads=") and setting[8:].isdigit() and int(setting[8:]) > 0:
+        return int(setting[8:])
+    raise SystemExit(f"unknown setting {setting!r} (threads=cores, threads=N or default)")
+
+
 def child(engine, setting, model_dir, name, loops, warmup):
     import numpy as np
     onnx_path = os.path.join(model_dir, name + ".onnx")
     x = np.load(os.path.join(model_dir, name + ".input.npy"))
-    threads = CORES if setting == "threads=cores" else None
+    threads = setting_threads(setting)
     if engine == "onnxruntime":
         import onnxruntime as ort
         so = ort.SessionOptions()
@@ -73,8 +85,8 @@ def run_vinfer(setting, model_dir, name, loops, warmup):
     os.close(fd)
     cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup", str(warmup),
            "--json", out]
-    if setting == "threads=cores":
-        cmd += ["--threads", str(CORES)]
+    if setting_threads(setting):
+        cmd += ["--threads", str(setting_threads(setting))]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         j = json.load(f)
@@ -154,6 +166,15 @@ def main():
                     q = sorted(round_p50[(r, name, setting, "vinfer")] / round_p50[(r, name, setting, e)] for r in range(a.rounds))
                     cells.append(f"{statistics.median(q):.2f} [{q[0]:.2f}-{q[-1]:.2f}]")
                 lines.append(f"| {name} | {setting} | " + " | ".join(cells) + " |")
+    # The speed-up from one thread to all cores, per engine, from the pooled p50s.
+    settings = a.settings.split(",")
+    if "threads=1" in settings and "threads=cores" in settings and CORES > 1:
+        lines += ["", f"Speed-up from 1 to {CORES} threads (p50 at threads=1 / p50 at threads=cores)", "",
+                  "| model | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
+        for name in models:
+            p = {(s_, e): next(r["p50"] for r in rows if r["model"] == name and r["setting"] == s_ and r["engine"] == e)
+                 for s_ in ("threads=1", "threads=cores") for e in engines}
+            lines.append(f"| {name} | " + " | ".join(f"{p[('threads=1', e)] / p[('threads=cores', e)]:.2f}x" for e in engines) + " |")
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
