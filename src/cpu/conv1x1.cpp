@@ -48,29 +48,30 @@ std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
 void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads) const {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const int block_px = kTiles * rows_;
-  const int tiles = (g_.hw + block_px - 1) / block_px;  // blocks of kTiles register tiles
+  const int blocks = (g_.hw + block_px - 1) / block_px;  // of up to kTiles register tiles
   const int groups = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);  // of 2 vectors of output channels
-  // Many pixels: each thread takes a run of pixel tiles and all channels.
+  // Many pixels: each thread takes an equal share of them and all channels.
   // Few (7x7 maps): each thread takes all pixels and a share of the output
   // channels, so that it reads only its share of the weights.
-  const bool by_pixels = tiles >= 2 * threads || groups < threads;
-  const std::size_t per_thread = (static_cast<std::size_t>(kTiles * rows_) * packed_ld(g_.ic) + 15) / 16 * 16;
+  const bool by_pixels = blocks >= 2 * threads || groups < threads;
+  const std::size_t per_thread = (static_cast<std::size_t>(block_px) * packed_ld(g_.ic) + 15) / 16 * 16;
   const float* w = static_cast<const float*>(w_.get());
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
     float* packed = static_cast<float*>(scratch) + per_thread * t;
-    int tile0 = 0, tile1 = tiles, oc0 = 0, oc1 = g_.oc;
+    int p0 = 0, p1 = g_.hw, oc0 = 0, oc1 = g_.oc;
     if (by_pixels) {
-      tile0 = tiles * t / n, tile1 = tiles * (t + 1) / n;
+      p0 = static_cast<int>(static_cast<long>(g_.hw) * t / n), p1 = static_cast<int>(static_cast<long>(g_.hw) * (t + 1) / n);
     } else {
       oc0 = std::min(g_.oc, groups * t / n * 2 * g_.block);
       oc1 = std::min(g_.oc, groups * (t + 1) / n * 2 * g_.block);
     }
-    for (int tile = tile0; tile < tile1 && oc0 < oc1; ++tile) {
-      const int p0 = tile * block_px;
-      rows_fn_(g_, p0, std::min(block_px, g_.hw - p0), oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(),
-               pre_lo_, lo_, hi_, packed, dst);
+    // Blocks of equal pixel counts (+-1), so that no block is a short tail.
+    const int count = p1 - p0, nb = (count + block_px - 1) / block_px;
+    for (int b = 0; b < nb && oc0 < oc1; ++b) {
+      const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
+      rows_fn_(g_, b0, b1 - b0, oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(), pre_lo_, lo_, hi_, packed, dst);
     }
   }
 }

@@ -58,14 +58,18 @@ struct Conv1x1Kernels {
                        float* dst) {
     pack(g, p0, n, src, ps, pt, pre_lo, packed);
     const V vlo = I::set1(lo), vhi = I::set1(hi);
+    // Register tiles of equal rows, +-1 (49 pixels as 10+10+10+10+9, not
+    // 12+12+12+12+1: a tile of one row is bound by its FMA latency and
+    // costs as much as four).
+    const int row_tiles = (n + I::R - 1) / I::R;
     for (int col = oc0; col < oc1; col += 2 * L) {
       const int width = std::min(2 * L, oc1 - col);
-      int r = 0;
-      for (; r + I::R <= n; r += I::R)
-        tile<I::R>(g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * packed_ld(g.ic), w, bias, vlo, vhi, dst);
-      if (r < n)
-        tail(n - r, g, p0 + r, col, width, packed + static_cast<std::size_t>(r) * packed_ld(g.ic), w, bias, vlo, vhi, dst,
-             std::make_integer_sequence<int, I::R - 1>());
+      for (int i = 0; i < row_tiles; ++i) {
+        const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
+        const float* a = packed + static_cast<std::size_t>(r) * packed_ld(g.ic);
+        if (rows == I::R) tile<I::R>(g, p0 + r, col, width, a, w, bias, vlo, vhi, dst);
+        else tail(rows, g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, std::make_integer_sequence<int, I::R - 1>());
+      }
     }
   }
 };

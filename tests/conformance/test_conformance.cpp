@@ -145,7 +145,7 @@ void compare(const json& c, const Actual& a) {
   double worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double d = std::fabs(static_cast<double>(a.values[i]) - want[i]);
-    if (d > tol) {
+    if (!(d <= tol)) {  // NaN counts as bad
       if (bad++ == 0) first = i;
     }
     worst = std::max(worst, d);

@@ -44,7 +44,8 @@ struct Diff {
 Diff compare(const std::vector<float>& got, const std::vector<float>& want) {
   Diff d;
   for (std::size_t i = 0; i < want.size(); ++i) {
-    d.max_abs = std::max(d.max_abs, static_cast<double>(std::fabs(got[i] - want[i])));
+    const double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+    if (!(e <= d.max_abs)) d.max_abs = std::isnan(d.max_abs) ? d.max_abs : e;  // a NaN logit stays NaN (std::max would skip it)
     d.scale = std::max(d.scale, static_cast<double>(std::fabs(want[i])));
   }
   return d;
