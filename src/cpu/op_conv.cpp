@@ -56,14 +56,15 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
   return true;
 }
 
-// Which kernel runs a 3x3 stride-1 convolution that vinfer's F(4,3) could run.
-enum class Conv3x3 { OneDnn, VinferTiles, VinferPositions };
+// Which kernel runs a 3x3 stride-1 convolution.
+enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions };
+bool is_onednn(Conv3x3 k) { return k == Conv3x3::OneDnnWinograd || k == Conv3x3::OneDnnDirect; }
 
 // vinfer's F(4,3) geometry for the node, if its kernel runs the shape (batch
-// 1, maps of 14x14 and up: on 7x7 the transforms cost more than they save).
-bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys,
+// 1, maps of at least min_map pixels).
+bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys, int min_map,
                            WinogradGeometry& geo, float& lo, float& hi) {
-  if (xs[0] != 1 || ys[2] * ys[3] < 14 * 14 || !clamp_of(n, lo, hi)) return false;
+  if (xs[0] != 1 || ys[2] * ys[3] < min_map || !clamp_of(n, lo, hi)) return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -88,24 +89,27 @@ bool tiles_split_fits(const WinogradGeometry& g) { return !(winograd_tiles(g) < 
 bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) <= 256; }
 
 // The rule used without tuning, and the default that tuning keeps unless
-// another kernel is clearly faster. vinfer's F(4,3) where oneDNN has no
-// Winograd for the shape (none for AVX2 in 2.6; DenseNet121's 14x14 layers
-// on AVX2, in the network: 2.45 vs 3.19 ms direct), and over oneDNN's
-// AVX-512 F(2,3) on maps of 28x28 and more (per layer, in the networks on a
-// Sapphire Rapids Xeon: DenseNet121's 56x56 layers 0.66 vs 1.05 ms, its 28x28
-// ones 0.20 vs 0.24, ResNet50's 56x56 ones 0.47 vs 0.74; at 14x14 oneDNN's
-// stayed faster there, as did its F(4,3) on VGG19's wide layers). Split by
-// positions where the transformed weights exceed 1 MiB on at most 64 tiles
-// (WinogradF43::choose_split). onednn_impl: what oneDNN offered ("" for none).
-Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl) {
+// another kernel is clearly faster. No Winograd on maps under 14x14 (the
+// transforms cost more than they save: DenseNet121's last block). vinfer's
+// F(4,3) where oneDNN has no Winograd for the shape (none for AVX2 in 2.6;
+// DenseNet121's 14x14 layers on AVX2, in the network: 2.45 vs 3.19 ms
+// direct), and over oneDNN's AVX-512 F(2,3) on maps of 28x28 and more (per
+// layer, in the networks on a Sapphire Rapids Xeon: DenseNet121's 56x56
+// layers 0.66 vs 1.05 ms, its 28x28 ones 0.20 vs 0.24, ResNet50's 56x56 ones
+// 0.47 vs 0.74; at 14x14 oneDNN's stayed faster there, as did its F(4,3) on
+// VGG19's wide layers). Split by positions where the transformed weights
+// exceed 1 MiB on at most 64 tiles (WinogradF43::choose_split). onednn_impl:
+// the Winograd oneDNN offered ("" for none). own: whether vinfer's runs it.
+Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool own) {
+  const int map = g.oh * g.ow;
+  const Conv3x3 onednn = onednn_impl.empty() || map < 14 * 14 ? Conv3x3::OneDnnDirect : Conv3x3::OneDnnWinograd;
   const char* env = std::getenv("VINFER_WINOGRAD");
   const bool prefer = env && std::strcmp(env, "vinfer") == 0;
-  const int map = g.oh * g.ow;
   const bool beats_onednn =
       (onednn_impl.empty() && map >= 14 * 14) || (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
-  if ((env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return Conv3x3::OneDnn;
+  if (!own || map < 14 * 14 || (env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return onednn;
   const bool by_tiles = WinogradF43::choose_split(g) == WinogradF43::Split::Tiles;
-  if (by_tiles && !tiles_split_fits(g)) return Conv3x3::OneDnn;
+  if (by_tiles && !tiles_split_fits(g)) return onednn;
   return by_tiles ? Conv3x3::VinferTiles : Conv3x3::VinferPositions;
 }
 
@@ -113,52 +117,68 @@ WinogradF43::Split split_of(Conv3x3 k) {
   return k == Conv3x3::VinferPositions ? WinogradF43::Split::Positions : WinogradF43::Split::Tiles;
 }
 
-// Times the candidates for the layer on its own shape (tune.hpp) and returns
-// the fastest; the rule's choice unless another is faster by more than 3 %.
-// onednn: oneDNN's primitive for the layer (its Winograd or direct). The
-// winner's F(4,3), if vinfer's, is left in `kept`.
-Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
-                 const TensorData* b, Conv3x3 rule, const dnnl::convolution_forward::primitive_desc& onednn,
-                 std::unique_ptr<WinogradF43>& kept) {
+// Times the candidates for the layer on its own shape (tune.hpp), each with
+// its weights evicted from the caches and its input warm, as in the network,
+// and returns the fastest: the rule's choice unless another is faster by
+// more than 3 %. onednn_wino: oneDNN's Winograd for the layer, if any;
+// direct: its direct convolution. The winner's F(4,3), if vinfer's, is left
+// in `kept`.
+Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float lo, float hi, const TensorData& w,
+                 const TensorData* b, Conv3x3 rule, const dnnl::convolution_forward::primitive_desc& onednn_wino,
+                 const dnnl::convolution_forward::primitive_desc& direct, std::unique_ptr<WinogradF43>& kept) {
   std::vector<Conv3x3> kinds{rule};
-  for (Conv3x3 k : {Conv3x3::OneDnn, Conv3x3::VinferTiles, Conv3x3::VinferPositions})
-    if (k != rule && (k == Conv3x3::OneDnn || (k == Conv3x3::VinferTiles ? tiles_split_fits(g) : positions_split_fits(g))))
-      kinds.push_back(k);
+  for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions}) {
+    const bool runs = k == Conv3x3::OneDnnWinograd ? static_cast<bool>(onednn_wino)
+                      : k == Conv3x3::OneDnnDirect ? true
+                      : k == Conv3x3::VinferTiles  ? own && tiles_split_fits(g)
+                                                   : own && positions_split_fits(g);
+    if (k != rule && runs) kinds.push_back(k);
+  }
   char key[192];
   std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g", g.ic, g.oc,
                 g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi);
-  std::vector<std::unique_ptr<WinogradF43>> own(kinds.size());
-  const auto [choice, timed] = tuned_choice(key, [&] {
+  std::vector<std::unique_ptr<WinogradF43>> vinfer(kinds.size());
+  const int choice = tuned_choice(key, [&] {
     const dnnl::engine& eng = ctx.engine();
     std::vector<float> src(blocked_md({1, g.ic, g.h, g.w}).get_size() / sizeof(float)),
         dst(blocked_md({1, g.oc, g.oh, g.ow}).get_size() / sizeof(float));
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+    const std::size_t src_bytes = src.size() * sizeof(float);
     dnnl::stream stream(eng);
-    dnnl::convolution_forward prim(onednn);
-    std::unordered_map<int, memory> args;
-    args[DNNL_ARG_SRC] = memory(onednn.src_desc(), eng, src.data());
-    args[DNNL_ARG_DST] = memory(onednn.dst_desc(), eng, dst.data());
-    args[DNNL_ARG_WEIGHTS] = pack_weights(eng, w, memory::desc(to_dims(w.shape), memory::data_type::f32, Tag::oihw),
-                                          onednn.weights_desc());
-    if (b) args[DNNL_ARG_BIAS] = pack_weights(eng, *b, onednn.bias_desc(), onednn.bias_desc());
-    if (onednn.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(onednn.scratchpad_desc(), eng);
-    std::vector<std::function<void()>> runs;
+    struct OneDnnRun {
+      dnnl::convolution_forward prim;
+      std::unordered_map<int, memory> args;
+    };
+    std::vector<OneDnnRun> prims(kinds.size());
+    std::vector<TuneCandidate> runs;
     for (std::size_t k = 0; k < kinds.size(); ++k) {
-      if (kinds[k] == Conv3x3::OneDnn) {
-        runs.push_back([&] { prim.execute(stream, args), stream.wait(); });
+      if (is_onednn(kinds[k])) {
+        const auto& pd = kinds[k] == Conv3x3::OneDnnWinograd ? onednn_wino : direct;
+        OneDnnRun& r = prims[k];
+        r.prim = dnnl::convolution_forward(pd);
+        r.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, src.data());
+        r.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, dst.data());
+        r.args[DNNL_ARG_WEIGHTS] =
+            pack_weights(eng, w, memory::desc(to_dims(w.shape), memory::data_type::f32, Tag::oihw), pd.weights_desc());
+        if (b) r.args[DNNL_ARG_BIAS] = pack_weights(eng, *b, pd.bias_desc(), pd.bias_desc());
+        if (pd.scratchpad_desc().get_size() > 0) r.args[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng);
+        const memory& wm = r.args[DNNL_ARG_WEIGHTS];
+        runs.push_back({[&r, &stream] { r.prim.execute(stream, r.args), stream.wait(); },
+                        [&, wm] { evict(wm.get_data_handle(), wm.get_desc().get_size()), touch(src.data(), src_bytes); }});
       } else {
-        own[k] = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kinds[k]));
-        runs.push_back([&, k] { own[k]->run(src.data(), dst.data()); });
+        vinfer[k] = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kinds[k]));
+        const WinogradF43& f = *vinfer[k];
+        runs.push_back({[&, k] { vinfer[k]->run(src.data(), dst.data()); },
+                        [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
       }
     }
-    const TuneResult r = fastest(runs, 20 * std::max(0.05, steady_measure(runs[0])), 0.03);
+    const TuneResult r = fastest(runs, 20 * std::max(0.05, steady_measure(runs[0].run)), 0.03);
     ctx.note_tuning(r.spent_ms);
     return static_cast<int>(kinds[static_cast<std::size_t>(r.choice)]);
-  });
-  (void)timed;
+  }).first;
   const auto k = static_cast<Conv3x3>(choice);
   for (std::size_t i = 0; i < kinds.size(); ++i)
-    if (kinds[i] == k && own[i]) kept = std::move(own[i]);
+    if (kinds[i] == k && vinfer[i]) kept = std::move(vinfer[i]);
   ctx.note_choice(k != rule);
   return k;
 }
@@ -279,32 +299,38 @@ void build_conv(BuildContext& ctx, const Node& n) {
     return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md, strides, dil, pl, pr)
              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides, dil, pl, pr);
   };
-  // Winograd does fewer multiplications for a 3x3 stride-1 convolution (oneDNN's
-  // F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2). On small maps
-  // (7x7) the transforms cost more than they save (measured on DenseNet121's
-  // last block), so: 14x14 and up.
+  // Winograd does fewer multiplications for a 3x3 stride-1 convolution
+  // (oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
+  // too). Which kernel runs it: timed at load (tune_3x3), else rule_3x3.
+  const bool tune = ctx.tune() && !std::getenv("VINFER_WINOGRAD") && !std::getenv("VINFER_WINOGRAD_SPLIT");
   const bool wino_shape = ctx.winograd() && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                           p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
-                          ys[2] * ys[3] >= 14 * 14 && xs[1] >= 16;
+                          ys[2] * ys[3] >= (tune ? 7 * 7 : 14 * 14) && xs[1] >= 16 && in_form == Form::Blocked;
   dnnl::convolution_forward::primitive_desc pd;
   if (wino_shape) {
+    dnnl::convolution_forward::primitive_desc wino;
     try {
-      pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
+      wino = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
     } catch (const dnnl::error&) {
-      // not implemented for this ISA or shape: vinfer's own, or direct below
+      // not implemented for this ISA or shape
     }
     WinogradGeometry geo;
-    float lo, hi;
-    if (in_form == Form::Blocked && extra.empty() && own_winograd_geometry(n, p, xs, ys, geo, lo, hi)) {
-      Conv3x3 kind = rule_3x3(geo, pd ? std::string(pd.impl_info_str()) : std::string());
-      std::unique_ptr<WinogradF43> kernel;
-      const bool forced = std::getenv("VINFER_WINOGRAD") || std::getenv("VINFER_WINOGRAD_SPLIT");
-      if (ctx.tune() && !forced) {
-        if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
-        kind = tune_3x3(ctx, geo, lo, hi, *w, b, kind, pd, kernel);
-      }
-      if (kind != Conv3x3::OneDnn) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
+    float lo = 0, hi = 0;
+    const bool own = extra.empty() && own_winograd_geometry(n, p, xs, ys, tune ? 7 * 7 : 14 * 14, geo, lo, hi);
+    if (!own) {  // the geometry still keys the tuning
+      geo = {static_cast<int>(xs[1]), static_cast<int>(ys[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3]),
+             static_cast<int>(ys[2]), static_cast<int>(ys[3]), static_cast<int>(p.pads_begin[0]),
+             static_cast<int>(p.pads_begin[1]), channel_block()};
+      clamp_of(n, lo, hi);
     }
+    Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own);
+    std::unique_ptr<WinogradF43> kernel;
+    if (tune && extra.empty()) {  // (a residual sum's operand is not at hand to time with)
+      const auto direct = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
+      kind = tune_3x3(ctx, geo, own, lo, hi, *w, b, kind, wino, direct, kernel);
+    }
+    if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
+    if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
   TensorRef src = ctx.input(n.inputs[0], in_form);
   TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);

@@ -15,6 +15,13 @@ namespace vinfer::cpu {
 using TuneMeasure = std::function<double(const std::function<void()>& run)>;
 double steady_measure(const std::function<void()>& run);
 
+// One way to run the layer; `prepare` (optional, not timed) runs before each
+// timed run: it puts the caches in the state the layer meets in the network.
+struct TuneCandidate {
+  std::function<void()> run;
+  std::function<void()> prepare;
+};
+
 struct TuneResult {
   int choice = 0;
   std::vector<double> best_ms;  // per candidate, the fastest of its runs
@@ -26,8 +33,17 @@ struct TuneResult {
 // and at most 9 rounds or until about budget_ms has been spent; each keeps
 // its fastest run. Candidate 0 is the default and is kept unless another is
 // faster by more than `margin` (a fraction), so that noise does not flip it.
-TuneResult fastest(const std::vector<std::function<void()>>& candidates, double budget_ms, double margin,
+TuneResult fastest(const std::vector<TuneCandidate>& candidates, double budget_ms, double margin,
                    const TuneMeasure& measure = steady_measure);
+
+// Writes the bytes back to memory and drops them from every cache level: in
+// a network a layer's weights were last read a whole forward pass ago and
+// come from memory (DenseNet121's 32 MB of weights do not stay in a 32 MB
+// L3), while timed alone they would be warm, which favours kernels with
+// larger weights (F(4,3)'s are 2.25x F(2,3)'s).
+void evict(const void* p, std::size_t bytes);
+// Reads the bytes (the layer's input, just written by the layer before).
+void touch(const void* p, std::size_t bytes);
 
 // Process-wide memo of choices by key (a layer's shape and thread count):
 // DenseNet121's 58 3x3 layers come in 4 shapes, timed once each; a second

@@ -79,6 +79,9 @@ class WinogradF43 {
   const WinogradGeometry& geometry() const { return g_; }
 
   Split split() const { return split_; }
+  // The transformed weights (36 x ic x oc floats).
+  const void* transformed_weights() const { return u_.get(); }
+  std::size_t transformed_weight_bytes() const { return sizeof(float) * 36 * g_.ic * g_.oc; }
   // Chooses by shape; VINFER_WINOGRAD_SPLIT=tiles|positions overrides.
   static Split choose_split(const WinogradGeometry& g);
 

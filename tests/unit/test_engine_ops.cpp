@@ -12,7 +12,6 @@
 #include <limits>
 #include <memory>
 #include <random>
-#include <tuple>
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/norm_pool.hpp"
@@ -273,37 +272,45 @@ TEST(Winograd, EngineUsesItWhenAsked) {
 
 // The load-time chooser, on scripted times (a fake clock): the fastest run
 // of each candidate counts, the warm-up run does not, candidate 0 (the rule's
-// choice) stays unless another beats it by more than the margin, and rounds
-// stop at the budget once three have run.
+// choice) stays unless another beats it by more than the margin, rounds stop
+// at the budget once three have run, and `prepare` runs before every run.
 TEST(Tune, FastestOnScriptedTimes) {
+  struct Script {
+    std::vector<cpu::TuneCandidate> runs;
+    cpu::TuneMeasure measure;
+    std::shared_ptr<std::vector<std::size_t>> calls, prepared;
+  };
   auto scripted = [](std::vector<std::vector<double>> times) {
-    auto calls = std::make_shared<std::vector<std::size_t>>(times.size(), 0);
-    std::vector<std::function<void()>> runs;
+    Script sc;
+    sc.calls = std::make_shared<std::vector<std::size_t>>(times.size(), 0);
+    sc.prepared = std::make_shared<std::vector<std::size_t>>(times.size(), 0);
     auto cur = std::make_shared<std::size_t>(0);
-    for (std::size_t k = 0; k < times.size(); ++k) runs.push_back([cur, k] { *cur = k; });
-    auto measure = [times, calls, cur](const std::function<void()>& run) {
+    for (std::size_t k = 0; k < times.size(); ++k)
+      sc.runs.push_back({[cur, k] { *cur = k; }, [p = sc.prepared, k] { ++(*p)[k]; }});
+    sc.measure = [times, calls = sc.calls, cur](const std::function<void()>& run) {
       run();
       const std::vector<double>& t = times[*cur];
       return t[std::min((*calls)[*cur]++, t.size() - 1)];
     };
-    return std::make_tuple(runs, cpu::TuneMeasure(measure), calls);
+    return sc;
   };
   {  // candidate 1's warm-up is slow and its best run is fastest of all
-    auto [runs, measure, calls] = scripted({{5, 4, 4, 4}, {50, 3, 2.5, 3}, {5, 3.9, 3.9, 3.9}});
-    const cpu::TuneResult r = cpu::fastest(runs, 1e9, 0.03, measure);
+    const Script sc = scripted({{5, 4, 4, 4}, {50, 3, 2.5, 3}, {5, 3.9, 3.9, 3.9}});
+    const cpu::TuneResult r = cpu::fastest(sc.runs, 1e9, 0.03, sc.measure);
     EXPECT_EQ(r.choice, 1);
     EXPECT_DOUBLE_EQ(r.best_ms[1], 2.5);
-    EXPECT_EQ((*calls)[0], 10u) << "warm-up + 9 rounds within the budget";
+    EXPECT_EQ((*sc.calls)[0], 10u) << "warm-up + 9 rounds within the budget";
+    EXPECT_EQ((*sc.prepared)[2], 10u);
   }
   {  // 2 % faster than the default is within the margin: the default stays
-    auto [runs, measure, calls] = scripted({{1, 1.0}, {1, 0.98}});
-    EXPECT_EQ(cpu::fastest(runs, 1e9, 0.03, measure).choice, 0);
-    EXPECT_EQ(cpu::fastest(runs, 1e9, 0.01, measure).choice, 1);
+    const Script sc = scripted({{1, 1.0}, {1, 0.98}});
+    EXPECT_EQ(cpu::fastest(sc.runs, 1e9, 0.03, sc.measure).choice, 0);
+    EXPECT_EQ(cpu::fastest(sc.runs, 1e9, 0.01, sc.measure).choice, 1);
   }
   {  // a spent budget stops after three rounds
-    auto [runs, measure, calls] = scripted({{10}, {10}});
-    const cpu::TuneResult r = cpu::fastest(runs, 1, 0.03, measure);
-    EXPECT_EQ((*calls)[0], 4u);
+    const Script sc = scripted({{10}, {10}});
+    const cpu::TuneResult r = cpu::fastest(sc.runs, 1, 0.03, sc.measure);
+    EXPECT_EQ((*sc.calls)[0], 4u);
     EXPECT_DOUBLE_EQ(r.spent_ms, 80);
   }
 }
