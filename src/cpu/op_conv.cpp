@@ -137,7 +137,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
   char key[192];
   std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g", g.ic, g.oc,
                 g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi);
-  std::vector<std::unique_ptr<WinogradF43>> vinfer(kinds.size());
+  std::unique_ptr<WinogradF43> own_kernel;  // both splits share its transformed weights
   const int choice = tuned_choice(key, [&] {
     const dnnl::engine& eng = ctx.engine();
     std::vector<float> src(blocked_md({1, g.ic, g.h, g.w}).get_size() / sizeof(float)),
@@ -166,19 +166,22 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
         runs.push_back({[&r, &stream] { r.prim.execute(stream, r.args), stream.wait(); },
                         [&, wm] { evict(wm.get_data_handle(), wm.get_desc().get_size()), touch(src.data(), src_bytes); }});
       } else {
-        vinfer[k] = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kinds[k]));
-        const WinogradF43& f = *vinfer[k];
-        runs.push_back({[&, k] { vinfer[k]->run(src.data(), dst.data()); },
+        if (!own_kernel) own_kernel = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
+        WinogradF43& f = *own_kernel;
+        const WinogradF43::Split split = split_of(kinds[k]);
+        runs.push_back({[&f, &src, &dst, split] { f.set_split(split), f.run(src.data(), dst.data()); },
                         [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
       }
     }
-    const TuneResult r = fastest(runs, 20 * std::max(0.05, steady_measure(runs[0].run)), 0.03);
+    const TuneResult r = fastest(runs, 12 * std::max(0.05, steady_measure(runs[0].run)), 0.03);
     ctx.note_tuning(r.spent_ms);
     return static_cast<int>(kinds[static_cast<std::size_t>(r.choice)]);
   }).first;
   const auto k = static_cast<Conv3x3>(choice);
-  for (std::size_t i = 0; i < kinds.size(); ++i)
-    if (kinds[i] == k && vinfer[i]) kept = std::move(vinfer[i]);
+  if (!is_onednn(k) && own_kernel) {
+    own_kernel->set_split(split_of(k));
+    kept = std::move(own_kernel);
+  }
   ctx.note_choice(k != rule);
   return k;
 }

@@ -79,6 +79,11 @@ class WinogradF43 {
   const WinogradGeometry& geometry() const { return g_; }
 
   Split split() const { return split_; }
+  // Changes how threads share the work (not Auto); the transformed weights
+  // serve both ways, so trying both costs one transform.
+  void set_split(Split split) {
+    if (split != split_) split_ = split, own_threads_ = 0;
+  }
   // The transformed weights (36 x ic x oc floats).
   const void* transformed_weights() const { return u_.get(); }
   std::size_t transformed_weight_bytes() const { return sizeof(float) * 36 * g_.ic * g_.oc; }
