@@ -308,7 +308,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const bool tune = ctx.tune() && !std::getenv("VINFER_WINOGRAD") && !std::getenv("VINFER_WINOGRAD_SPLIT");
   const bool wino_shape = ctx.winograd() && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                           p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
-                          ys[2] * ys[3] >= (tune ? 7 * 7 : 14 * 14) && xs[1] >= 16 && in_form == Form::Blocked;
+                          ys[2] * ys[3] >= (tune ? 7 * 7 : 14 * 14) && xs[1] >= 16;
   dnnl::convolution_forward::primitive_desc pd;
   if (wino_shape) {
     dnnl::convolution_forward::primitive_desc wino;
@@ -319,7 +319,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
     }
     WinogradGeometry geo;
     float lo = 0, hi = 0;
-    const bool own = extra.empty() && own_winograd_geometry(n, p, xs, ys, tune ? 7 * 7 : 14 * 14, geo, lo, hi);
+    const bool own = in_form == Form::Blocked && extra.empty() &&
+                     own_winograd_geometry(n, p, xs, ys, tune ? 7 * 7 : 14 * 14, geo, lo, hi);
     if (!own) {  // the geometry still keys the tuning
       geo = {static_cast<int>(xs[1]), static_cast<int>(ys[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3]),
              static_cast<int>(ys[2]), static_cast<int>(ys[3]), static_cast<int>(p.pads_begin[0]),
