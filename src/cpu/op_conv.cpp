@@ -126,10 +126,15 @@ WinogradF43::Split split_of(Conv3x3 k) {
 Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float lo, float hi, const TensorData& w,
                  const TensorData* b, Conv3x3 rule, const dnnl::convolution_forward::primitive_desc& onednn_wino,
                  const dnnl::convolution_forward::primitive_desc& direct, std::unique_ptr<WinogradF43>& kept) {
+  // Direct convolution does 2.25-4x the multiplications of the Winograd
+  // kernels; it is worth timing only where their transforms weigh (maps under
+  // 28x28) or where no Winograd runs. Timing it on VGG19's large maps cost
+  // more load time than anything else.
+  const bool direct_worth_timing = g.oh * g.ow < 28 * 28 || (!onednn_wino && !own);
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions}) {
     const bool runs = k == Conv3x3::OneDnnWinograd ? static_cast<bool>(onednn_wino)
-                      : k == Conv3x3::OneDnnDirect ? true
+                      : k == Conv3x3::OneDnnDirect ? direct_worth_timing
                       : k == Conv3x3::VinferTiles  ? own && tiles_split_fits(g)
                                                    : own && positions_split_fits(g);
     if (k != rule && runs) kinds.push_back(k);
