@@ -139,6 +139,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
                                                    : own && positions_split_fits(g);
     if (k != rule && runs) kinds.push_back(k);
   }
+  if (kinds.size() < 2) return rule;
   char key[192];
   std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g", g.ic, g.oc,
                 g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi);
@@ -185,6 +186,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
   const auto k = static_cast<Conv3x3>(choice);
   if (!is_onednn(k) && own_kernel) {
     own_kernel->set_split(split_of(k));
+    own_kernel->release_scratch();  // the network runs it on the shared scratchpad
     kept = std::move(own_kernel);
   }
   ctx.note_choice(k != rule);

@@ -82,8 +82,10 @@ class WinogradF43 {
   // Changes how threads share the work (not Auto); the transformed weights
   // serve both ways, so trying both costs one transform.
   void set_split(Split split) {
-    if (split != split_) split_ = split, own_threads_ = 0;
+    if (split != split_) split_ = split, release_scratch();
   }
+  // Frees the scratch run(src, dst) allocated for itself.
+  void release_scratch() { own_scratch_.reset(), own_threads_ = 0; }
   // The transformed weights (36 x ic x oc floats).
   const void* transformed_weights() const { return u_.get(); }
   std::size_t transformed_weight_bytes() const { return sizeof(float) * 36 * g_.ic * g_.oc; }
