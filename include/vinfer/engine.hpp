@@ -40,6 +40,10 @@ struct EngineOptions {
                            // the fastest (ModelInfo::passes says how long it took; choices are remembered per
                            // shape for the process). Which is fastest differs between CPUs; on a busy machine
                            // the choice may differ between runs. false: a fixed rule by shape.
+  std::string tune_cache;  // Cpu, with tune: a file that keeps the choices between processes (read at
+                           // load, rewritten when something new was timed; lines per CPU model), so that
+                           // loads repeat the same kernels without timing them. Empty: none. The CLI uses
+                           // $VINFER_TUNE_CACHE, else $XDG_CACHE_HOME/vinfer/tune.txt or ~/.cache/vinfer/tune.txt.
   int device = 0;          // Cuda: which GPU
   bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
                            // relative error instead of FP32's ~1e-6)

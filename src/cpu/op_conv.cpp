@@ -179,11 +179,15 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
                         [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
       }
     }
-    const TuneResult r = fastest(runs, 12 * std::max(0.05, steady_measure(runs[0].run)), 0.03);
+    const TuneResult r = fastest(runs, std::max(30.0, 12 * steady_measure(runs[0].run)), 0.03);
     ctx.note_tuning(r.spent_ms);
     return static_cast<int>(kinds[static_cast<std::size_t>(r.choice)]);
   }).first;
-  const auto k = static_cast<Conv3x3>(choice);
+  // A choice from a cache file that is not a candidate here (another
+  // version's, or an edited file) falls back to the rule.
+  const auto k = std::find(kinds.begin(), kinds.end(), static_cast<Conv3x3>(choice)) != kinds.end()
+                     ? static_cast<Conv3x3>(choice)
+                     : rule;
   if (!is_onednn(k) && own_kernel) {
     own_kernel->set_split(split_of(k));
     own_kernel->release_scratch();  // the network runs it on the shared scratchpad

@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include <omp.h>
 
 #include "cpu/aligned.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_op.hpp"
+#include "cpu/tune.hpp"
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "vinfer/error.hpp"
@@ -21,8 +24,9 @@ namespace {
 
 class Program final : public BuildContext, public detail::Executor {
  public:
-  Program(const Graph& g, int threads, bool winograd, bool tune)
-      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune) {}
+  Program(const Graph& g, int threads, bool winograd, bool tune, std::string tune_cache)
+      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune),
+        tune_cache_(std::move(tune_cache)) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -46,6 +50,7 @@ class Program final : public BuildContext, public detail::Executor {
       for (int v : g_.nodes[k].outputs)
         if (v >= 0) producers_[static_cast<std::size_t>(v)] = static_cast<int>(k);
 
+    const int cached = tune_ && !tune_cache_.empty() ? load_tune_cache(tune_cache_) : 0;
     in_value_ = g_.inputs[0];
     const Value& in = g_.value(in_value_);
     if (in.dtype != DType::F32) throw Error(ErrorKind::Unsupported, "the network input must be float32");
@@ -62,10 +67,14 @@ class Program final : public BuildContext, public detail::Executor {
     if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
     out_ref_ = input(out_value_, Form::Plain);
     if (tuned_layers_ > 0) {
+      const int saved = tune_shapes_ > 0 && !tune_cache_.empty() ? save_tune_cache(tune_cache_) : 0;
       char line[160];
       std::snprintf(line, sizeof line, "tune_conv3x3: %d layers, %d shapes timed in %.0f ms, %d not the rule's choice",
                     tuned_layers_, tune_shapes_, tune_ms_, overruled_);
       info.passes.push_back(line);
+      if (!tune_cache_.empty())
+        info.passes.push_back("tune_cache: " + tune_cache_ + " (" + std::to_string(cached) + " choices read, " +
+                              (tune_shapes_ > 0 ? std::to_string(saved) + " written)" : "nothing new)"));
     }
     plan(info);
   }
@@ -213,6 +222,7 @@ class Program final : public BuildContext, public detail::Executor {
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
   bool winograd_, tune_;
+  std::string tune_cache_;
   int tuned_layers_ = 0, tune_shapes_ = 0, overruled_ = 0;
   double tune_ms_ = 0;
   detail::ConcatViews views_;
@@ -227,8 +237,9 @@ class Program final : public BuildContext, public detail::Executor {
 
 }  // namespace
 
-std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune, ModelInfo& info) {
-  auto p = std::make_unique<Program>(g, threads, winograd, tune);
+std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune,
+                                          const std::string& tune_cache, ModelInfo& info) {
+  auto p = std::make_unique<Program>(g, threads, winograd, tune, tune_cache);
   try {
     p->build(info);
   } catch (const dnnl::error& e) {

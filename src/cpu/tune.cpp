@@ -1,13 +1,22 @@
 #include "cpu/tune.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <immintrin.h>
+#include <unistd.h>
+
+#include "vinfer/stats.hpp"
 
 namespace vinfer::cpu {
 
@@ -28,7 +37,7 @@ TuneResult fastest(const std::vector<TuneCandidate>& candidates, double budget_m
   r.best_ms.assign(n, std::numeric_limits<double>::infinity());
   if (n < 2) return r;
   for (const auto& c : candidates) r.spent_ms += timed(c);  // warm-up: pages, the thread team
-  for (int round = 0; round < 9 && (round < 3 || r.spent_ms < budget_ms); ++round)
+  for (int round = 0; round < 15 && (round < 5 || r.spent_ms < budget_ms); ++round)
     for (std::size_t k = 0; k < n; ++k) {
       const double t = timed(candidates[k]);
       r.spent_ms += t;
@@ -52,9 +61,68 @@ void touch(const void* p, std::size_t bytes) {
   (void)sum;
 }
 
+namespace {
+std::mutex mu;
+std::map<std::string, int> memo;  // the process's choices by key
+const char kHeader[] = "vinfer tune cache 1";
+
+const std::string& this_cpu() {
+  static const std::string cpu = machine_info().cpu + " / " + std::to_string(machine_info().logical_cores) + " cores";
+  return cpu;
+}
+
+// The file's lines (after the header) split into fields; empty if it is not a cache.
+std::vector<std::array<std::string, 3>> read_lines(const std::string& path) {
+  std::vector<std::array<std::string, 3>> out;
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line != kHeader) return out;
+  while (std::getline(in, line)) {
+    const auto a = line.find('\t'), b = a == std::string::npos ? a : line.find('\t', a + 1);
+    if (b == std::string::npos || line.find_first_not_of("0123456789", b + 1) != std::string::npos || b + 1 == line.size())
+      continue;  // not a line of ours: dropped
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+}  // namespace
+
+int load_tune_cache(const std::string& path) {
+  int n = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [cpu, key, choice] : read_lines(path))
+    if (cpu == this_cpu() && choice.size() < 4) memo.emplace(key, std::stoi(choice)), ++n;
+  return n;
+}
+
+int save_tune_cache(const std::string& path) {
+  std::ostringstream out;
+  out << kHeader << '\n';
+  int n = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [cpu, key, choice] : read_lines(path))
+      if (cpu != this_cpu()) out << cpu << '\t' << key << '\t' << choice << '\n';
+    for (const auto& [key, choice] : memo) out << this_cpu() << '\t' << key << '\t' << choice << '\n', ++n;
+  }
+  std::error_code ec;
+  const std::filesystem::path file(path);
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!(f << out.str()) || !f.flush()) {
+      std::filesystem::remove(tmp, ec);
+      return 0;
+    }
+  }
+  std::error_code renamed;
+  std::filesystem::rename(tmp, file, renamed);
+  if (renamed) std::filesystem::remove(tmp, ec);
+  return renamed ? 0 : n;
+}
+
 std::pair<int, bool> tuned_choice(const std::string& key, const std::function<int()>& decide) {
-  static std::mutex mu;
-  static std::map<std::string, int> memo;
   {
     std::lock_guard<std::mutex> lock(mu);
     const auto it = memo.find(key);

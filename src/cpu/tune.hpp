@@ -29,8 +29,8 @@ struct TuneResult {
 };
 
 // The fastest of the candidates: each runs once to warm up, then all run in
-// turn (so that a shared machine's slow phases hit all alike) for at least 3
-// and at most 9 rounds or until about budget_ms has been spent; each keeps
+// turn (so that a shared machine's slow phases hit all alike) for at least 5
+// and at most 15 rounds or until about budget_ms has been spent; each keeps
 // its fastest run. Candidate 0 is the default and is kept unless another is
 // faster by more than `margin` (a fraction), so that noise does not flip it.
 TuneResult fastest(const std::vector<TuneCandidate>& candidates, double budget_ms, double margin,
@@ -50,5 +50,19 @@ void touch(const void* p, std::size_t bytes);
 // model in the process makes the same choices. `decide` runs on a miss.
 // Returns the choice and whether it was timed now.
 std::pair<int, bool> tuned_choice(const std::string& key, const std::function<int()>& decide);
+
+// A file that keeps the choices between processes, so that a network loads
+// with the same kernels every time and without timing them again (a timing
+// on a busy machine can pick a kernel a few per cent slower). Lines of
+// "cpu<TAB>key<TAB>choice" after a header line; only lines of this CPU (its
+// model name) are used; a file that is missing, unreadable or not in this
+// format is ignored (and rewritten when there is something to keep).
+// load_tune_cache adds its choices to the process memo; save_tune_cache
+// writes the memo's choices of this CPU, with the file's other lines, to a
+// temporary file renamed over it (a failure to write is ignored: the cache
+// only saves time). Both return how many choices of this CPU they read or
+// wrote.
+int load_tune_cache(const std::string& path);
+int save_tune_cache(const std::string& path);
 
 }  // namespace vinfer::cpu

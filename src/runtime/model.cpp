@@ -81,7 +81,7 @@ struct Model::Impl {
                   "this build of vinfer has no CUDA backend (configure with -DVINFER_CUDA=ON where CUDA and cuDNN 9 are installed)");
 #endif
     } else {
-      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, info);
+      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, options.tune_cache, info);
     }
   }
 };

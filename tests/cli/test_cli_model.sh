@@ -81,6 +81,15 @@ PY
 [ -s "$T/full.png" ] && head -c 4 "$T/full.png" | grep -q PNG && ok || bad "bench --plot png"
 "$V" bench "$M" --loops 3 --warmup 1 --pipeline --json "$T/pipe.json" >"$T/out" && grep -q "throughput" "$T/out" && ok || bad "bench --pipeline"
 "$V" info "$M" --profile --runs 1 >"$T/out" && grep -q "arena" "$T/out" && grep -q "GFLOP/s" "$T/out" && ok || bad "info --profile"
+# The timed 3x3 choices are kept in the cache file and read back, not timed again;
+# an unwritable cache path (a directory) costs nothing but the saving.
+"$V" info "$M" --threads 2 --tune-cache "$T/tune/cache.txt" >"$T/out1" && ok || bad "info with a new tune cache"
+"$V" info "$M" --threads 2 --tune-cache "$T/tune/cache.txt" >"$T/out2" && ok || bad "info with a written tune cache"
+if grep -q "tune_conv3x3" "$T/out1"; then
+  head -1 "$T/tune/cache.txt" | grep -qx "vinfer tune cache 1" && ok || bad "tune cache header: $(head -2 "$T/tune/cache.txt")"
+  grep -q "0 shapes timed" "$T/out2" && grep -q "nothing new" "$T/out2" && ok || bad "tune cache not reused: $(grep tune "$T/out2")"
+  "$V" info "$M" --threads 2 --tune-cache "$T/tune" >"$T/out3" && grep -q "0 written" "$T/out3" && ok || bad "tune cache on a directory: $(grep tune "$T/out3")"
+fi
 
 # Errors: one line, exit 2.
 expect_fail "cannot open" -- "$V" classify "$T/none.onnx" "$IMG"

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -22,6 +24,7 @@
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
+#include "vinfer/stats.hpp"
 
 namespace vinfer {
 namespace {
@@ -273,7 +276,7 @@ TEST(Winograd, EngineUsesItWhenAsked) {
 // The load-time chooser, on scripted times (a fake clock): the fastest run
 // of each candidate counts, the warm-up run does not, candidate 0 (the rule's
 // choice) stays unless another beats it by more than the margin, rounds stop
-// at the budget once three have run, and `prepare` runs before every run.
+// at the budget once five have run, and `prepare` runs before every run.
 TEST(Tune, FastestOnScriptedTimes) {
   struct Script {
     std::vector<cpu::TuneCandidate> runs;
@@ -299,20 +302,53 @@ TEST(Tune, FastestOnScriptedTimes) {
     const cpu::TuneResult r = cpu::fastest(sc.runs, 1e9, 0.03, sc.measure);
     EXPECT_EQ(r.choice, 1);
     EXPECT_DOUBLE_EQ(r.best_ms[1], 2.5);
-    EXPECT_EQ((*sc.calls)[0], 10u) << "warm-up + 9 rounds within the budget";
-    EXPECT_EQ((*sc.prepared)[2], 10u);
+    EXPECT_EQ((*sc.calls)[0], 16u) << "warm-up + 15 rounds within the budget";
+    EXPECT_EQ((*sc.prepared)[2], 16u);
   }
   {  // 2 % faster than the default is within the margin: the default stays
     const Script sc = scripted({{1, 1.0}, {1, 0.98}});
     EXPECT_EQ(cpu::fastest(sc.runs, 1e9, 0.03, sc.measure).choice, 0);
     EXPECT_EQ(cpu::fastest(sc.runs, 1e9, 0.01, sc.measure).choice, 1);
   }
-  {  // a spent budget stops after three rounds
+  {  // a spent budget stops after five rounds
     const Script sc = scripted({{10}, {10}});
     const cpu::TuneResult r = cpu::fastest(sc.runs, 1, 0.03, sc.measure);
-    EXPECT_EQ((*sc.calls)[0], 4u);
-    EXPECT_DOUBLE_EQ(r.spent_ms, 80);
+    EXPECT_EQ((*sc.calls)[0], 6u);
+    EXPECT_DOUBLE_EQ(r.spent_ms, 120);
   }
+}
+
+// The cache file: choices of this CPU come back into the process (without
+// timing), other CPUs' lines and this one's choices are written back, and a
+// file that is not a cache, or a line that is not one of ours, is ignored.
+TEST(Tune, CacheFileRoundTrip) {
+  const std::string dir = ::testing::TempDir() + "vinfer_tune_cache_test";
+  const std::string path = dir + "/sub/tune.txt";
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(cpu::load_tune_cache(path), 0) << "missing file";
+  std::filesystem::create_directories(dir + "/sub");
+  std::ofstream(path) << "not a cache\nX\tconv3x3 test-a\t2\n";
+  EXPECT_EQ(cpu::load_tune_cache(path), 0) << "wrong header";
+  const std::string cpu_name = machine_info().cpu + " / " + std::to_string(machine_info().logical_cores) + " cores";
+  std::ofstream(path) << "vinfer tune cache 1\n"
+                      << "Other CPU\tconv3x3 test-b\t1\n"
+                      << cpu_name << "\tconv3x3 test-c\t2\n"
+                      << cpu_name << "\tconv3x3 test-d\tnot a number\n";
+  EXPECT_EQ(cpu::load_tune_cache(path), 1);
+  bool timed = false;
+  EXPECT_EQ(cpu::tuned_choice("conv3x3 test-c", [&] { return timed = true, 0; }).first, 2);
+  EXPECT_FALSE(timed) << "a cached choice is not timed again";
+  EXPECT_EQ(cpu::tuned_choice("conv3x3 test-b", [] { return 3; }).first, 3) << "another CPU's line does not count";
+  EXPECT_GE(cpu::save_tune_cache(path), 2);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("vinfer tune cache 1\n", 0), 0u) << text;
+  EXPECT_NE(text.find("Other CPU\tconv3x3 test-b\t1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(cpu_name + "\tconv3x3 test-c\t2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(cpu_name + "\tconv3x3 test-b\t3\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not a number"), std::string::npos) << text;
+  EXPECT_EQ(cpu::save_tune_cache(dir + "/sub"), 0) << "a directory in the way: nothing written, no throw";
+  std::filesystem::remove_all(dir);
 }
 
 // Tuning inside the engine: a 3x3 layer that oneDNN and vinfer's Winograd

@@ -2,6 +2,7 @@
 // (forward-pass latency), `info` (what loading did) and `profile` (per-layer time).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -25,11 +26,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Where the CLI keeps timed kernel choices between runs (EngineOptions::tune_cache).
+std::string default_tune_cache() {
+  if (const char* p = std::getenv("VINFER_TUNE_CACHE")) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vinfer/tune.txt";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vinfer/tune.txt";
+  return "";
+}
+
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;
   bool no_winograd = false, no_tune = false, allow_tf32 = false;
   std::string device = "cpu";
+  std::string tune_cache = default_tune_cache();
   std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
   std::int64_t max_pixels = DecodeOptions{}.max_pixels;
   ZooInfo zoo;
@@ -45,6 +55,9 @@ struct ModelArgs {
     app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
     app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
     app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
+    app.add_option("--tune-cache", tune_cache,
+                   "CPU: file that keeps the timed choices between runs (\"\" for none; default $VINFER_TUNE_CACHE, "
+                   "else $XDG_CACHE_HOME/vinfer/tune.txt or ~/.cache/vinfer/tune.txt)");
     app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
     app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
     app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
@@ -63,6 +76,7 @@ struct ModelArgs {
     opt.threads = threads;
     opt.winograd = !no_winograd;
     opt.tune = !no_tune;
+    opt.tune_cache = tune_cache;
     opt.allow_tf32 = allow_tf32;
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
