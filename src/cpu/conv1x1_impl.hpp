@@ -34,10 +34,13 @@ struct Conv1x1Kernels {
                    const float* bias, V vlo, V vhi, float* dst) {
     const int K = g.ic;
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
-    float* const out0 = dst + static_cast<std::size_t>(p0) * L;
-    auto out = [&](int r, int half, V acc) {
-      const int c = col + half * L;
-      I::store(out0 + (c / L) * plane + r * L, I::min(I::max(I::add(acc, I::load(bias + c)), vlo), vhi));
+    float* const o0 = dst + (col / L) * plane + static_cast<std::size_t>(p0) * L;
+    float* const o1 = o0 + plane;
+    const V bias0 = I::load(bias + col), bias1 = width == 2 * L ? I::load(bias + col + L) : bias0;
+    // Inlined by force: GCC otherwise called it once per accumulator (24 calls
+    // per tile, each reloading the captures), ~10-20 % of a short k loop.
+    auto out = [&](int r, int half, V acc) __attribute__((always_inline)) {
+      I::store((half ? o1 : o0) + r * L, I::min(I::max(I::add(acc, half ? bias1 : bias0), vlo), vhi));
     };
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
     if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), w + static_cast<std::size_t>(col) * K, K, 2 * L, out);
