@@ -18,7 +18,6 @@ const WinogradKernelFns* kernel_fns(int block) {
   return block == 8 ? &winograd_avx2 : &winograd_avx512;
 }
 
-std::size_t whole_lines(std::size_t floats) { return (floats + 15) / 16 * 16; }
 }  // namespace
 
 WinogradF43::Split WinogradF43::choose_split(const WinogradGeometry& g) {
@@ -72,13 +71,14 @@ WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const 
 }
 
 std::size_t WinogradF43::thread_floats() const {
-  const std::size_t floats = static_cast<std::size_t>(36) * (max_chunk_ + rows_ - 1) * (g_.ic + g_.oc);
-  return (floats + 15) / 16 * 16;  // whole cache lines
+  const std::size_t rows = max_chunk_ + rows_ - 1;
+  return 36 * (position_stride(rows * g_.ic) + position_stride(rows * g_.oc));
 }
 
 std::size_t WinogradF43::scratch_bytes(int threads) const {
   const std::size_t tiles = tiles_;
-  if (split_ == Split::Positions) return sizeof(float) * (whole_lines(36 * tiles * g_.ic) + 36 * tiles * g_.oc);
+  if (split_ == Split::Positions)
+    return sizeof(float) * 36 * (position_stride(tiles * g_.ic) + position_stride(tiles * g_.oc));
   return sizeof(float) * thread_floats() * std::max(1, threads);
 }
 
@@ -103,7 +103,7 @@ void WinogradF43::run(const float* src, float* dst, void* scratch, int max_threa
     const int begin = static_cast<int>(static_cast<long>(tiles_) * t / n);
     const int count = static_cast<int>(static_cast<long>(tiles_) * (t + 1) / n) - begin;
     float* v = static_cast<float*>(scratch) + thread_floats() * t;
-    float* m = v + static_cast<std::size_t>(36) * (max_chunk_ + rows_ - 1) * g_.ic;
+    float* m = v + 36 * position_stride(static_cast<std::size_t>(max_chunk_ + rows_ - 1) * g_.ic);
     // Chunks of max_chunk_ tiles; the last one also takes the rows that do
     // not fill a register tile, so each thread runs at most one partial tile.
     // The first chunk fetches U while it transforms its input: inside a
@@ -120,8 +120,9 @@ void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch,
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const float* u = static_cast<const float*>(u_.get());
   const std::size_t ic = g_.ic, oc = g_.oc, tiles = tiles_;
+  const std::size_t vs = position_stride(tiles * ic), ms = position_stride(tiles * oc);
   float* v = scratch;  // V[36][tiles][ic]
-  float* m = scratch + whole_lines(36 * tiles * ic);  // M[36][tiles][oc]
+  float* m = scratch + 36 * vs;  // M[36][tiles][oc]
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -131,12 +132,12 @@ void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch,
     // The thread's first positions of U come into L2 while it transforms.
     const float* pf = u + pos0 * ic * oc;
     const std::size_t pf_bytes = count > 0 ? std::min<std::size_t>(sizeof(float) * (pos1 - pos0) * ic * oc, 1 << 20) : 0;
-    fns_->input(g_, tiles_w_, tile0, count, tiles_, src, v + tile0 * ic, pf, pf_bytes);
+    fns_->input(g_, tiles_w_, tile0, count, vs, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
     for (int pos = pos0; pos < pos1; ++pos)
-      fns_->gemm(v + pos * tiles * ic, u + pos * ic * oc, m + pos * tiles * oc, g_.ic, g_.oc, tiles_);
+      fns_->gemm(v + pos * vs, u + pos * ic * oc, m + pos * ms, g_.ic, g_.oc, tiles_);
 #pragma omp barrier
-    fns_->output(g_, tiles_w_, tile0, count, tiles_, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
+    fns_->output(g_, tiles_w_, tile0, count, ms, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
   }
 }
 

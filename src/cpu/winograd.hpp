@@ -34,18 +34,30 @@ struct WinogradGeometry {
   int block = 8;             // channel block of src and dst (8 or 16)
 };
 
+// The distance (in floats) between the 36 positions of V or M for `floats`
+// per position: whole cache lines, an odd number of them, so that the 36
+// lines a tile's transform stores (or the output transform loads) fall in 36
+// different L1 sets. With 196 x 128 floats (DenseNet's 56x56 layers) the
+// positions were 0x800 bytes apart modulo 4 KiB (two sets for 36 lines), with
+// 24 x 128 (a chunk) all in one set: the input transform ran ~15 % slower.
+inline std::size_t position_stride(std::size_t floats) {
+  const std::size_t lines = (floats + 15) / 16;
+  return (lines | 1) * 16;
+}
+
 // The kernels of one ISA. chunk: tiles [tile0, tile0 + T) through the three
-// steps, v and m the thread's scratch (36 x T x ic and 36 x T x oc floats).
-// input / gemm / output: one step each, on V[36][rows][ic] and M[36][rows][oc]
-// (v and m point at tile0's row), with pf_bytes at pf prefetched into L2
-// during the input transform; gemm: C[T][n] = A[T][k] x B[k][n].
+// steps, v and m the thread's scratch (36 x T x ic and 36 x T x oc floats,
+// positions position_stride() apart). input / gemm / output: one step each,
+// on V[36][tiles][ic] and M[36][tiles][oc], positions v_stride / m_stride
+// floats apart (v and m point at tile0's row), with pf_bytes at pf prefetched
+// into L2 during the input transform; gemm: C[T][n] = A[T][k] x B[k][n].
 struct WinogradKernelFns {
   void (*chunk)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
                 bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
-  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src, float* v,
-                const float* pf, std::size_t pf_bytes);
+  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t v_stride, const float* src,
+                float* v, const float* pf, std::size_t pf_bytes);
   void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T);
-  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* m,
+  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t m_stride, const float* m,
                  const float* bias, float lo, float hi, float* dst);
 };
 extern const WinogradKernelFns winograd_avx2;

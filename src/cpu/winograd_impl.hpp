@@ -74,14 +74,13 @@ struct WinogradKernels {
     }
   }
 
-  // V[pos][t][ic] for tiles [tile0, tile0 + T), `rows` tiles per position
-  // (v points at tile0's row). Meanwhile, when pf_bytes > 0, the bytes at pf
+  // V[pos][t][ic] for tiles [tile0, tile0 + T), positions pos_stride floats
+  // apart (v points at tile0's row). Meanwhile, when pf_bytes > 0, the bytes at pf
   // are prefetched into L2, spread over the tiles' transforms.
-  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src,
-                              float* v, const char* pf, std::size_t pf_bytes) {
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t pos_stride,
+                              const float* src, float* v, const char* pf, std::size_t pf_bytes) {
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
     const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(H) * W * B, row = static_cast<std::ptrdiff_t>(W) * B;
-    const std::size_t pos_stride = static_cast<std::size_t>(rows) * IC;
     const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
     const std::size_t pf_step = transforms ? (pf_bytes / 64 + transforms - 1) / transforms * 64 : 0;  // bytes per transform
     const char* const pf_end = pf + pf_bytes;
@@ -106,11 +105,10 @@ struct WinogradKernels {
   }
 
   // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
-  // M[pos][t][oc] with `rows` tiles per position (m points at tile0's row).
-  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* m,
-                               const float* bias, float lo, float hi, float* dst) {
+  // M[pos][t][oc], positions pos_stride floats apart (m points at tile0's row).
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t pos_stride,
+                               const float* m, const float* bias, float lo, float hi, float* dst) {
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
-    const std::size_t pos_stride = static_cast<std::size_t>(rows) * g.oc;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
@@ -171,12 +169,13 @@ struct WinogradKernels {
   // One chunk of tiles through all three steps (WinogradKernelFns::chunk).
   static void chunk(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
                     bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
-    input_transform(g, tiles_w, tile0, T, T, src, v, reinterpret_cast<const char*>(u),
+    const std::size_t vs = position_stride(static_cast<std::size_t>(T) * g.ic);
+    const std::size_t ms = position_stride(static_cast<std::size_t>(T) * g.oc);
+    input_transform(g, tiles_w, tile0, T, vs, src, v, reinterpret_cast<const char*>(u),
                     prefetch_u ? sizeof(float) * 36 * g.ic * g.oc : 0);
     for (int pos = 0; pos < 36; ++pos)
-      gemm(v + static_cast<std::size_t>(pos) * T * g.ic, u + static_cast<std::size_t>(pos) * g.ic * g.oc,
-                 m + static_cast<std::size_t>(pos) * T * g.oc, g.ic, g.oc, T);
-    output_transform(g, tiles_w, tile0, T, T, m, bias, lo, hi, dst);
+      gemm(v + pos * vs, u + static_cast<std::size_t>(pos) * g.ic * g.oc, m + pos * ms, g.ic, g.oc, T);
+    output_transform(g, tiles_w, tile0, T, ms, m, bias, lo, hi, dst);
   }
 };
 
@@ -187,9 +186,9 @@ namespace vinfer::cpu {
 template <class I>
 constexpr WinogradKernelFns winograd_kernel_fns() {
   using K = WinogradKernels<I>;
-  return {K::chunk, [](const WinogradGeometry& g, int tiles_w, int tile0, int T, int rows, const float* src, float* v,
-                       const float* pf, std::size_t pf_bytes) {
-            K::input_transform(g, tiles_w, tile0, T, rows, src, v, reinterpret_cast<const char*>(pf), pf_bytes);
+  return {K::chunk, [](const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t v_stride, const float* src,
+                       float* v, const float* pf, std::size_t pf_bytes) {
+            K::input_transform(g, tiles_w, tile0, T, v_stride, src, v, reinterpret_cast<const char*>(pf), pf_bytes);
           },
           K::gemm, K::output_transform};
 }
