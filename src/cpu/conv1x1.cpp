@@ -45,7 +45,8 @@ std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
   return sizeof(float) * per_thread * std::max(1, threads);
 }
 
-void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads) const {
+void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads,
+                     const std::vector<ByteSpan>* prefetch) const {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const int block_px = kTiles * rows_;
   const int blocks = (g_.hw + block_px - 1) / block_px;  // of up to kTiles register tiles
@@ -69,9 +70,14 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
     }
     // Blocks of equal pixel counts (+-1), so that no block is a short tail.
     const int count = p1 - p0, nb = (count + block_px - 1) / block_px;
+    const long calls = nb > 0 ? static_cast<long>(nb) * ((count / nb + rows_ - 1) / rows_) *
+                                    ((oc1 - oc0 + 2 * g_.block - 1) / (2 * g_.block))
+                              : 0;
+    PrefetchCursor pf(prefetch, t, n, calls);
     for (int b = 0; b < nb && oc0 < oc1; ++b) {
       const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
-      rows_fn_(g_, b0, b1 - b0, oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(), pre_lo_, lo_, hi_, packed, dst);
+      rows_fn_(g_, b0, b1 - b0, oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(), pre_lo_, lo_, hi_, packed, dst,
+               &pf);
     }
   }
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/aligned.hpp"
+#include "cpu/prefetch.hpp"
 
 namespace vinfer::cpu {
 
@@ -37,16 +38,17 @@ struct PreActivation {
 };
 
 // Pixels [p0, p0 + rows), output channels [oc0, oc1) (multiples of the
-// block). packed: rows x ic floats of scratch.
+// block). packed: rows x ic floats of scratch; pf: what to prefetch meanwhile
+// (or null).
 using Conv1x1RowsFn = void (*)(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src,
                                const float* w, const float* bias, const float* pre_scale, const float* pre_shift,
-                               float pre_lo, float lo, float hi, float* packed, float* dst);
+                               float pre_lo, float lo, float hi, float* packed, float* dst, PrefetchCursor* pf);
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
-                       float* packed, float* dst);
+                       float* packed, float* dst, PrefetchCursor* pf);
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                          const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo,
-                         float hi, float* packed, float* dst);
+                         float hi, float* packed, float* dst, PrefetchCursor* pf);
 
 class Conv1x1Pre {
  public:
@@ -59,9 +61,15 @@ class Conv1x1Pre {
              float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity());
 
   // src, dst: blocked tensors of the geometry; scratch: 64-byte aligned,
-  // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads.
+  // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads,
+  // which meanwhile prefetch `prefetch` (the next layers' weights) into L2.
   std::size_t scratch_bytes(int threads) const;
-  void run(const float* src, float* dst, void* scratch, int threads) const;
+  void run(const float* src, float* dst, void* scratch, int threads,
+           const std::vector<ByteSpan>* prefetch = nullptr) const;
+
+  // The packed weights (ic x oc floats).
+  const void* packed_weights() const { return w_.get(); }
+  std::size_t packed_weight_bytes() const { return sizeof(float) * g_.ic * g_.oc; }
 
  private:
   static constexpr int kTiles = 4;  // register tiles of pixels per block (one packing, one pass over the weights)

@@ -31,7 +31,7 @@ struct Conv1x1Kernels {
   // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their packed rows.
   template <int N>
   static void tile(const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
-                   const float* bias, V vlo, V vhi, float* dst) {
+                   const float* bias, V vlo, V vhi, float* dst, PrefetchCursor* pf) {
     const int K = g.ic;
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
     float* const o0 = dst + (col / L) * plane + static_cast<std::size_t>(p0) * L;
@@ -42,15 +42,19 @@ struct Conv1x1Kernels {
     auto out = [&](int r, int half, V acc) __attribute__((always_inline)) {
       I::store((half ? o1 : o0) + r * L, I::min(I::max(I::add(acc, half ? bias1 : bias0), vlo), vhi));
     };
+    const char* pf_at = idle_prefetch_line();
+    int pf_step = 0;
+    if (pf) pf->next(K, pf_at, pf_step);
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
-    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), w + static_cast<std::size_t>(col) * K, K, 2 * L, out);
-    else I::template micro1<N>(packed, packed_ld(K), w + static_cast<std::size_t>(col) * K, K, L, out);
+    const float* b = w + static_cast<std::size_t>(col) * K;
+    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), b, K, 2 * L, out, pf_at, pf_step);
+    else I::template micro1<N>(packed, packed_ld(K), b, K, L, out, pf_at, pf_step);
   }
 
   template <int... N>
   static void tail(int n, const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
-                   const float* bias, V vlo, V vhi, float* dst, std::integer_sequence<int, N...>) {
-    ((n == N + 1 ? tile<N + 1>(g, p0, col, width, packed, w, bias, vlo, vhi, dst) : void()), ...);
+                   const float* bias, V vlo, V vhi, float* dst, PrefetchCursor* pf, std::integer_sequence<int, N...>) {
+    ((n == N + 1 ? tile<N + 1>(g, p0, col, width, packed, w, bias, vlo, vhi, dst, pf) : void()), ...);
   }
 
   // Conv1x1RowsFn: pixels [p0, p0 + n), any n. The block's input is packed
@@ -58,7 +62,7 @@ struct Conv1x1Kernels {
   // in L1 (2L columns x ic floats).
   static void run_rows(const Conv1x1Geometry& g, int p0, int n, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* ps, const float* pt, float pre_lo, float lo, float hi, float* packed,
-                       float* dst) {
+                       float* dst, PrefetchCursor* pf) {
     pack(g, p0, n, src, ps, pt, pre_lo, packed);
     const V vlo = I::set1(lo), vhi = I::set1(hi);
     // Register tiles of equal rows, +-1 (49 pixels as 10+10+10+10+9, not
@@ -70,8 +74,8 @@ struct Conv1x1Kernels {
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
         const float* a = packed + static_cast<std::size_t>(r) * packed_ld(g.ic);
-        if (rows == I::R) tile<I::R>(g, p0 + r, col, width, a, w, bias, vlo, vhi, dst);
-        else tail(rows, g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, std::make_integer_sequence<int, I::R - 1>());
+        if (rows == I::R) tile<I::R>(g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, pf);
+        else tail(rows, g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, pf, std::make_integer_sequence<int, I::R - 1>());
       }
     }
   }

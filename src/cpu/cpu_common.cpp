@@ -70,6 +70,13 @@ void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd) {
   op.impl = pd.impl_info_str();
 }
 
+std::vector<ByteSpan> CpuOp::weights() const {
+  std::vector<ByteSpan> spans;
+  for (const auto& [arg, m] : args)
+    if (arg != DNNL_ARG_SCRATCHPAD && !acts.count(arg)) spans.push_back({m.get_data_handle(), m.get_desc().get_size()});
+  return spans;
+}
+
 void CpuOp::bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) {
   for (const auto& [arg, t] : acts) args[arg] = memory(t.md, eng, address(t.buffer));
   if (scratch_md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(scratch_md, eng, scratch);

@@ -13,6 +13,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "cpu/prefetch.hpp"
 #include "vinfer/graph.hpp"
 
 namespace vinfer::cpu {
@@ -42,6 +43,14 @@ class CpuOp {
   std::unordered_map<int, memory> args;
   memory::desc scratch_md;  // oneDNN's scratchpad for this op (shared arena-wide buffer)
   double flops = 0;  // multiply-adds x 2, for the profile
+
+  // The constant bytes the op reads (packed weights, bias): the arguments
+  // that are not activations, unless the op keeps its own.
+  virtual std::vector<ByteSpan> weights() const;
+  // Whether the op prefetches while it runs (prefetch.hpp): then `prefetch`
+  // holds the next layers' weights, set once the program is built.
+  virtual bool prefetches() const { return false; }
+  std::vector<ByteSpan> prefetch;
 
   // Gives every activation argument its place in the arena.
   virtual void bind(const dnnl::engine& eng, const std::function<void*(int buffer)>& address, void* scratch);

@@ -41,8 +41,19 @@ class OwnConvOp : public CpuOp {
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     scratch = shared_scratch;
   }
-  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads); }
+  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads, prefetch.empty() ? nullptr : &prefetch); }
+  std::vector<ByteSpan> weights() const override;
+  bool prefetches() const override { return true; }
 };
+
+template <>
+std::vector<ByteSpan> OwnConvOp<WinogradF43>::weights() const {
+  return {{kernel->transformed_weights(), kernel->transformed_weight_bytes()}};
+}
+template <>
+std::vector<ByteSpan> OwnConvOp<Conv1x1Pre>::weights() const {
+  return {{kernel->packed_weights(), kernel->packed_weight_bytes()}};
+}
 
 // Clamp bounds for a node's post-ops if they are at most one Relu or Clip.
 bool clamp_of(const Node& n, float& lo, float& hi) {

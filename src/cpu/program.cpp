@@ -150,7 +150,22 @@ class Program final : public BuildContext, public detail::Executor {
     omp_set_num_threads(threads_);
     std::vector<detail::OpProfile> prof;
     std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+    // VINFER_PROFILE_HOT_WEIGHTS=1: every thread reads each op's weights
+    // (untimed) before it runs, so the profile shows the layers as if their
+    // weights were already in cache: the difference to a normal profile is what
+    // fetching them costs (prefetch.hpp).
+    const char* hot_env = std::getenv("VINFER_PROFILE_HOT_WEIGHTS");
+    const bool hot = hot_env && std::strcmp(hot_env, "1") == 0;
     for (auto& op : ops_) {
+      if (hot) {
+        const auto spans = op->weights();
+        float sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        for (const ByteSpan& s : spans)
+          for (std::size_t i = 0; i < s.bytes / sizeof(float); i += 16) sum += static_cast<const float*>(s.data)[i];
+        volatile float sink = sum;
+        (void)sink;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       op->execute(stream_);
       stream_.wait();
@@ -210,9 +225,30 @@ class Program final : public BuildContext, public detail::Executor {
     arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));  // padded channel lanes start (and stay) zero
     scratch_ = aligned_block(scratch);
     for (auto& op : ops_) op->bind(eng_, [&](int b) { return address(b); }, scratch_.get());
+    plan_prefetch();
     info.arena_bytes = plan_.arena_bytes;
     info.naive_bytes = plan_.naive_bytes;
     info.nodes_executed = static_cast<int>(ops_.size());
+  }
+
+  // Each op that prefetches gets the weights of the ops after it, up to and
+  // including the next one that prefetches for itself, at most ~1 MiB (half
+  // an L2 per thread on the machines seen). VINFER_PREFETCH_WEIGHTS=0: none.
+  void plan_prefetch() {
+    const char* env = std::getenv("VINFER_PREFETCH_WEIGHTS");
+    if (env && std::strcmp(env, "0") == 0) return;
+    constexpr std::size_t kMaxBytes = 1 << 20;
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      if (!ops_[i]->prefetches()) continue;
+      std::size_t bytes = 0;
+      for (std::size_t j = i + 1; j < ops_.size() && bytes < kMaxBytes; ++j) {
+        for (const ByteSpan& s : ops_[j]->weights()) {
+          const std::size_t take = std::min(s.bytes, kMaxBytes - std::min(bytes, kMaxBytes));
+          if (take > 0) ops_[i]->prefetch.push_back({s.data, take}), bytes += take;
+        }
+        if (ops_[j]->prefetches()) break;
+      }
+    }
   }
 
   const Graph& g_;

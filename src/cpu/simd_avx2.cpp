@@ -38,8 +38,8 @@ void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
                        const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
-                       float* packed, float* dst) {
-  Conv1x1Kernels<Avx2>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst);
+                       float* packed, float* dst, PrefetchCursor* pf) {
+  Conv1x1Kernels<Avx2>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst, pf);
 }
 
 }  // namespace vinfer::cpu

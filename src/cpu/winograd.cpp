@@ -91,8 +91,8 @@ void WinogradF43::run(const float* src, float* dst) {
   run(src, dst, own_scratch_.get(), threads);
 }
 
-void WinogradF43::run(const float* src, float* dst, void* scratch, int max_threads) {
-  if (split_ == Split::Positions) return run_by_positions(src, dst, static_cast<float*>(scratch), max_threads);
+void WinogradF43::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch) {
+  if (split_ == Split::Positions) return run_by_positions(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
   // Every thread gets at least half a register tile of rows (DenseNet's 14x14
   // maps: 16 tiles, 2 threads of 8 were faster than 1 thread of 16).
   const int threads = std::max(1, std::min({omp_get_max_threads(), max_threads, tiles_ / (rows_ / 2)}));
@@ -108,15 +108,20 @@ void WinogradF43::run(const float* src, float* dst, void* scratch, int max_threa
     // not fill a register tile, so each thread runs at most one partial tile.
     // The first chunk fetches U while it transforms its input: inside a
     // network the weights come from memory, and the GEMM would wait for them.
+    const int chunks = std::max(1, count / max_chunk_);
+    const long calls = static_cast<long>(chunks) * 36 * ((g_.oc + 2 * g_.block - 1) / (2 * g_.block)) *
+                       ((count / chunks + rows_ - 1) / rows_);
+    PrefetchCursor pf(prefetch, t, n, calls);
     for (int t0 = begin, left = count; left > 0;) {
       const int T = left < max_chunk_ + rows_ ? left : max_chunk_;
-      fns_->chunk(g_, tiles_w_, t0, T, src, u, t0 == begin, bias_.data(), lo_, hi_, v, m, dst);
+      fns_->chunk(g_, tiles_w_, t0, T, src, u, t0 == begin, bias_.data(), lo_, hi_, v, m, dst, &pf);
       t0 += T, left -= T;
     }
   }
 }
 
-void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch, int max_threads) {
+void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
+                                   const std::vector<ByteSpan>* prefetch) {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const float* u = static_cast<const float*>(u_.get());
   const std::size_t ic = g_.ic, oc = g_.oc, tiles = tiles_;
@@ -134,8 +139,10 @@ void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch,
     const std::size_t pf_bytes = count > 0 ? std::min<std::size_t>(sizeof(float) * (pos1 - pos0) * ic * oc, 1 << 20) : 0;
     fns_->input(g_, tiles_w_, tile0, count, vs, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
+    PrefetchCursor next(prefetch, t, n,
+                        static_cast<long>(pos1 - pos0) * ((g_.oc + 2 * g_.block - 1) / (2 * g_.block)) * ((tiles_ + rows_ - 1) / rows_));
     for (int pos = pos0; pos < pos1; ++pos)
-      fns_->gemm(v + pos * vs, u + pos * ic * oc, m + pos * ms, g_.ic, g_.oc, tiles_);
+      fns_->gemm(v + pos * vs, u + pos * ic * oc, m + pos * ms, g_.ic, g_.oc, tiles_, &next);
 #pragma omp barrier
     fns_->output(g_, tiles_w_, tile0, count, ms, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
   }

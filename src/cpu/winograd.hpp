@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cpu/aligned.hpp"
+#include "cpu/prefetch.hpp"
 
 namespace vinfer::cpu {
 
@@ -51,12 +52,14 @@ inline std::size_t position_stride(std::size_t floats) {
 // on V[36][tiles][ic] and M[36][tiles][oc], positions v_stride / m_stride
 // floats apart (v and m point at tile0's row), with pf_bytes at pf prefetched
 // into L2 during the input transform; gemm: C[T][n] = A[T][k] x B[k][n].
+// chunk and gemm prefetch what pf hands out (or nothing: null).
 struct WinogradKernelFns {
   void (*chunk)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
-                bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst);
+                bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst,
+                PrefetchCursor* pf);
   void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t v_stride, const float* src,
                 float* v, const float* pf, std::size_t pf_bytes);
-  void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T);
+  void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf);
   void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t m_stride, const float* m,
                  const float* bias, float lo, float hi, float* dst);
 };
@@ -84,9 +87,10 @@ class WinogradF43 {
 
   // The same on caller-provided scratch (64-byte aligned, scratch_bytes(threads)
   // long), with at most `threads` threads: a network's Winograd layers then share
-  // one scratch buffer, which stays in cache from layer to layer.
+  // one scratch buffer, which stays in cache from layer to layer. The threads
+  // meanwhile prefetch `prefetch` (the next layers' weights) into L2.
   std::size_t scratch_bytes(int threads) const;
-  void run(const float* src, float* dst, void* scratch, int threads);
+  void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr);
 
   const WinogradGeometry& geometry() const { return g_; }
 
@@ -118,7 +122,8 @@ class WinogradF43 {
   int own_threads_ = 0;
 
   std::size_t thread_floats() const;
-  void run_by_positions(const float* src, float* dst, float* scratch, int max_threads);
+  void run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
+                        const std::vector<ByteSpan>* prefetch);
 };
 
 }  // namespace vinfer::cpu

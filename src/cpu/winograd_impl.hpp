@@ -142,17 +142,20 @@ struct WinogradKernels {
   // B n floats apart defeated the prefetchers once U came from memory). Each
   // panel serves all rows while it is in L1/L2.
   template <int N>
-  static void gemm_tile(const float* a, const float* panel, float* c, int k, int n, int col, int width) {
+  static void gemm_tile(const float* a, const float* panel, float* c, int k, int n, int col, int width, PrefetchCursor* pf) {
     auto out = [&](int r, int half, V acc) { I::store(c + static_cast<std::size_t>(r) * n + col + half * L, acc); };
-    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out);
-    else I::template micro1<N>(a, k, panel, k, L, out);
+    const char* pf_at = idle_prefetch_line();
+    int pf_step = 0;
+    if (pf) pf->next(k, pf_at, pf_step);
+    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out, pf_at, pf_step);
+    else I::template micro1<N>(a, k, panel, k, L, out, pf_at, pf_step);
   }
   template <int... N>
   static void gemm_tail(int rows, const float* a, const float* panel, float* c, int k, int n, int col, int width,
-                        std::integer_sequence<int, N...>) {
-    ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width) : void()), ...);
+                        PrefetchCursor* pf, std::integer_sequence<int, N...>) {
+    ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width, pf) : void()), ...);
   }
-  static void gemm(const float* a, const float* b, float* c, int k, int n, int T) {
+  static void gemm(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf) {
     const int row_tiles = (T + I::R - 1) / I::R;  // of equal rows, +-1: no tile of 1 row to pay a pass over B
     for (int col = 0; col < n; col += 2 * L) {
       const int width = std::min(2 * L, n - col);
@@ -160,21 +163,23 @@ struct WinogradKernels {
       for (int i = 0; i < row_tiles; ++i) {
         const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
         const std::size_t r = static_cast<std::size_t>(row0);
-        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width);
-        else gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, std::make_integer_sequence<int, I::R - 1>());
+        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf);
+        else
+          gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, std::make_integer_sequence<int, I::R - 1>());
       }
     }
   }
 
   // One chunk of tiles through all three steps (WinogradKernelFns::chunk).
   static void chunk(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
-                    bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst) {
+                    bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst,
+                    PrefetchCursor* pf) {
     const std::size_t vs = position_stride(static_cast<std::size_t>(T) * g.ic);
     const std::size_t ms = position_stride(static_cast<std::size_t>(T) * g.oc);
     input_transform(g, tiles_w, tile0, T, vs, src, v, reinterpret_cast<const char*>(u),
                     prefetch_u ? sizeof(float) * 36 * g.ic * g.oc : 0);
     for (int pos = 0; pos < 36; ++pos)
-      gemm(v + pos * vs, u + static_cast<std::size_t>(pos) * g.ic * g.oc, m + pos * ms, g.ic, g.oc, T);
+      gemm(v + pos * vs, u + static_cast<std::size_t>(pos) * g.ic * g.oc, m + pos * ms, g.ic, g.oc, T, pf);
     output_transform(g, tiles_w, tile0, T, ms, m, bias, lo, hi, dst);
   }
 };
