@@ -186,6 +186,12 @@ TEST(Winograd, F43MatchesDirectConvolution) {
         EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
                                       << c.block << " threads " << threads << " by "
                                       << (split == cpu::WinogradF43::Split::Tiles ? "tiles" : "positions");
+        // Prefetching other weights meanwhile (as in a network) changes nothing.
+        std::vector<float> again(dst.size(), NAN);
+        cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
+        const std::vector<cpu::ByteSpan> next = {{w.f.data(), w.f.size() * sizeof(float)}, {b.f.data(), 4}};
+        k.run(src.data(), again.data(), scratch.get(), threads, &next);
+        EXPECT_EQ(max_abs_diff(again.data(), dst.data(), dst.size()), 0.0) << "with a prefetch list, threads " << threads;
       }
     }
     omp_set_num_threads(max_threads);
@@ -246,8 +252,72 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
       EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << c.hw << " block " << c.block
                                     << " threads " << threads;
+      std::vector<float> again(want.size(), NAN);
+      const std::vector<cpu::ByteSpan> next = {{x.f.data(), x.f.size() * sizeof(float)}, {w.f.data(), 100}};
+      k.run(src.data(), again.data(), scratch.get(), threads, &next);
+      EXPECT_EQ(max_abs_diff(again.data(), dst.data(), dst.size()), 0.0) << "with a prefetch list, threads " << threads;
     }
     omp_set_num_threads(max_threads);
+  }
+}
+
+// The cursor that spreads the next layers' weights over a kernel's GEMM
+// calls: every line of every span is prefetched, in runs of at most k lines
+// covered by k prefetches at most a line apart, each run at most one line
+// past its end (the next run's first line), whatever the calls estimate.
+TEST(Prefetch, CursorCoversEveryLine) {
+  alignas(64) static char mem[64 * 1000];
+  const std::vector<cpu::ByteSpan> spans = {{mem, 64 * 300}, {mem + 64 * 300, 0}, {mem + 64 * 400, 64 * 250 + 10},
+                                            {mem + 64 * 700, 1}};
+  const std::size_t total_lines = 300 + 251 + 1;
+  for (int threads : {1, 2, 3}) {
+    for (long calls : {1L, 7L, 1000L}) {
+      std::vector<int> hits(1000, 0);
+      std::size_t runs = 0, hit_count = 0;
+      for (int t = 0; t < threads; ++t) {
+        cpu::PrefetchCursor cursor(&spans, t, threads, calls);
+        for (int call = 0; call < 2000; ++call) {
+          const int k = 16 + call % 50;
+          const char* p = nullptr;
+          int step = -1;
+          cursor.next(k, p, step);
+          ASSERT_GE(step, 0);
+          ASSERT_LE(step, 64);
+          if (step == 0) {
+            EXPECT_EQ(p, cpu::idle_prefetch_line());
+            break;
+          }
+          ASSERT_GE(p, mem);
+          // The lines this call's k prefetches touch, each counted once.
+          const std::size_t first = static_cast<std::size_t>(p - mem) / 64;
+          const std::size_t last = static_cast<std::size_t>(p - mem + static_cast<std::ptrdiff_t>(k - 1) * step) / 64;
+          ASSERT_LE(last - first, static_cast<std::size_t>(k));
+          ASSERT_LT(last, hits.size());
+          for (std::size_t line = first; line <= last; ++line) ++hits[line], ++hit_count;
+          ++runs;
+        }
+      }
+      std::size_t covered = 0;
+      for (std::size_t line = 0; line < hits.size(); ++line) {
+        const bool in_span = line < 300 || (line >= 400 && line < 651) || line == 700;
+        if (in_span) {
+          EXPECT_GE(hits[line], 1) << "line " << line << " threads " << threads << " calls " << calls;
+          covered += hits[line] >= 1;
+        }
+      }
+      EXPECT_EQ(covered, total_lines);
+      EXPECT_LE(hit_count, total_lines + runs) << "lines fetched twice, threads " << threads << " calls " << calls;
+    }
+  }
+  // No spans, or nothing in them: only the idle line.
+  const std::vector<cpu::ByteSpan> empty = {{mem, 0}};
+  for (const std::vector<cpu::ByteSpan>* s : {static_cast<const std::vector<cpu::ByteSpan>*>(nullptr), &empty}) {
+    cpu::PrefetchCursor cursor(s, 0, 2, 10);
+    const char* p = nullptr;
+    int step = -1;
+    cursor.next(32, p, step);
+    EXPECT_EQ(step, 0);
+    EXPECT_EQ(p, cpu::idle_prefetch_line());
   }
 }
 
