@@ -27,7 +27,6 @@ inline const char* idle_prefetch_line() {
 // lines per GEMM call. Not shared between threads.
 class PrefetchCursor {
  public:
-  PrefetchCursor() = default;
   // thread of threads: which share; calls: about how many GEMM calls the
   // thread makes (the lines are spread evenly over them).
   PrefetchCursor(const std::vector<ByteSpan>* spans, int thread, int threads, long calls)
