@@ -169,6 +169,10 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
   if (opset < 7 || opset > 17)
     throw Error(ErrorKind::Unsupported, name + ": ONNX opset " + std::to_string(opset) + " (vinfer reads opsets 7 to 17)");
 
+  if (model.graph().node_size() > limits.max_nodes)
+    throw Error(ErrorKind::LimitExceeded, name + ": " + std::to_string(model.graph().node_size()) +
+                                              " nodes, more than the limit " + std::to_string(limits.max_nodes));
+
   // External data is read (and confined to the model's folder) here, and put
   // inline, so that ONNX's checker, which knows no folder, sees plain tensors.
   for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
@@ -181,17 +185,37 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     t.set_data_location(onnx::TensorProto::DEFAULT);
     t.set_raw_data(std::move(bytes));
   }
+  // The checks on the whole model come before the conversion, so that each
+  // initializer's protobuf copy can be freed as soon as it is converted
+  // (VGG19: 548 MB held twice otherwise).
+  // libonnx 1.12's shape inference divides by strides and dilations without
+  // checking them (found by fuzz_onnx): vinfer checks them first.
+  for (const onnx::NodeProto& np : model.graph().node())
+    for (const onnx::AttributeProto& a : np.attribute()) {
+      const std::string& k = a.name();
+      if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group") continue;
+      bool ok = a.type() != onnx::AttributeProto::INT || a.i() >= 1;
+      for (std::int64_t v : a.ints()) ok &= v >= 1;
+      if (!ok) bad(name, "node '" + (np.name().empty() ? np.op_type() : np.name()) + "': attribute '" + k + "' must be positive");
+    }
+  try {
+    onnx::checker::check_model(model);
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
+    bad(name, "ONNX checker: " + msg);
+  }
   const onnx::GraphProto& gp = model.graph();
-  if (gp.node_size() > limits.max_nodes)
-    throw Error(ErrorKind::LimitExceeded, name + ": " + std::to_string(gp.node_size()) + " nodes, more than the limit " + std::to_string(limits.max_nodes));
   Graph g;
   g.name = gp.name().empty() ? name : gp.name();
   std::map<std::string, int> ids;
   std::int64_t bytes = 0;
-  for (const onnx::TensorProto& t : gp.initializer()) {
+  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
     TensorData td = to_tensor(name, t, limits);
     bytes += td.numel() * (td.dtype == DType::F32 ? 4 : 8);
     if (bytes > limits.max_total_bytes) throw Error(ErrorKind::LimitExceeded, name + ": weights exceed the model size limit");
+    std::string().swap(*t.mutable_raw_data());
     ids[t.name()] = g.add_constant(t.name(), std::move(td));
   }
   for (const onnx::ValueInfoProto& vi : gp.input()) {
@@ -253,24 +277,6 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     auto it = ids.find(vi.name());
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
     g.mark_output(it->second);
-  }
-  // libonnx 1.12's shape inference divides by strides and dilations without
-  // checking them (found by fuzz_onnx): vinfer checks them first.
-  for (const onnx::NodeProto& np : gp.node())
-    for (const onnx::AttributeProto& a : np.attribute()) {
-      const std::string& k = a.name();
-      if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group") continue;
-      bool ok = a.type() != onnx::AttributeProto::INT || a.i() >= 1;
-      for (std::int64_t v : a.ints()) ok &= v >= 1;
-      if (!ok) bad(name, "node '" + (np.name().empty() ? np.op_type() : np.name()) + "': attribute '" + k + "' must be positive");
-    }
-  try {
-    onnx::checker::check_model(model);
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    std::string msg = e.what();
-    if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
-    bad(name, "ONNX checker: " + msg);
   }
   return g;
 }

@@ -121,7 +121,9 @@ Model Model::load_onnx(const std::string& path, const EngineOptions& options) {
   detail::read_file(path, bytes, static_cast<std::uint64_t>(options.max_file_bytes));
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  return from_graph(detail::import_onnx(bytes.data(), bytes.size(), path, dir, options.limits), path, options);
+  Graph graph = detail::import_onnx(bytes.data(), bytes.size(), path, dir, options.limits);
+  std::vector<std::uint8_t>().swap(bytes);  // the file's copy of the weights is not needed while they are packed
+  return from_graph(std::move(graph), path, options);
 }
 
 const Shape& Model::input_shape() const { return impl_->graph.value(impl_->graph.inputs.at(0)).shape; }
