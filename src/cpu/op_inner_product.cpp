@@ -9,7 +9,7 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
   const std::int64_t M = dp.M, N = dp.N, K = dp.K;
   const bool has_bias = !dp.bias.f.empty();
-  const TensorData& wt = dp.weights;
+  const TensorData& wt = dp.weights();
   const TensorData& bias = dp.bias;
 
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);

@@ -689,7 +689,7 @@ class Program final : public detail::Executor {
     const std::int64_t M = d.M, N = d.N, K = d.K;
     std::shared_ptr<DeviceBuffer> bias;
     if (!d.bias.f.empty()) bias = std::make_shared<DeviceBuffer>(upload(d.bias.f));
-    auto wd = std::make_shared<DeviceBuffer>(upload(d.weights.f));
+    auto wd = std::make_shared<DeviceBuffer>(upload(d.weights().f));
     auto op = std::make_unique<KernelOp>();
     auto args = std::make_shared<std::array<float*, 3>>();
     bind(*op, n.inputs[0], &(*args)[0]);

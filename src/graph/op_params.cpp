@@ -138,12 +138,16 @@ DenseParams dense_params(const Graph& g, const Node& n) {
   d.M = numel(as) / d.K;
   d.N = tb ? b->shape[0] : b->shape[1];
   const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = gemm ? n.get_float("beta", 1.f) : 1.f;
-  std::vector<float> w(static_cast<std::size_t>(d.N * d.K));
-  for (std::int64_t j = 0; j < d.N; ++j)
-    for (std::int64_t k = 0; k < d.K; ++k)
-      w[static_cast<std::size_t>(j * d.K + k)] =
-          alpha * (tb ? b->f[static_cast<std::size_t>(j * d.K + k)] : b->f[static_cast<std::size_t>(k * d.N + j)]);
-  d.weights = TensorData::f32({d.N, d.K}, std::move(w));
+  if (tb && alpha == 1.f && b->shape.size() == 2) {
+    d.constant = b;
+  } else {
+    std::vector<float> w(static_cast<std::size_t>(d.N * d.K));
+    for (std::int64_t j = 0; j < d.N; ++j)
+      for (std::int64_t k = 0; k < d.K; ++k)
+        w[static_cast<std::size_t>(j * d.K + k)] =
+            alpha * (tb ? b->f[static_cast<std::size_t>(j * d.K + k)] : b->f[static_cast<std::size_t>(k * d.N + j)]);
+    d.copy = TensorData::f32({d.N, d.K}, std::move(w));
+  }
   if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
     const TensorData* c = g.constant(n.inputs[2]);
     if (!c) unsupported("a non-constant C");

@@ -38,7 +38,12 @@ bool windows_tile_map(const WindowParams& p, const Shape& x);
 // runtime right operand, transA with more than one row, C that is not one row.
 struct DenseParams {
   std::int64_t M = 0, N = 0, K = 0;
-  TensorData weights;  // [N, K]
+  // weights(): [N, K], the graph's constant itself where it already is that
+  // (Gemm with transB and alpha 1, as PyTorch exports a Linear: VGG19's first
+  // classifier layer is 411 MB, not copied), else a transposed or scaled copy.
+  const TensorData* constant = nullptr;
+  TensorData copy;
+  const TensorData& weights() const { return constant ? *constant : copy; }
   TensorData bias;     // [N], empty when there is none
 };
 DenseParams dense_params(const Graph& g, const Node& n);

@@ -665,16 +665,18 @@ TEST(EngineOps, ElementwiseAndBroadcast) {
 }
 
 TEST(EngineOps, GemmMatMulSoftmax) {
-  for (int tb = 0; tb < 2; ++tb) {
-    Graph g;
-    const int x = g.add_input("x", {1, 40});
-    const int w = g.add_constant("w", test::random_tensor(tb ? Shape{30, 40} : Shape{40, 30}, 5));
-    const int b = g.add_constant("b", test::random_tensor({30}, 6));
-    const int y = g.add_node("Gemm", {x, w, b}, {{"transB", std::int64_t{tb}}, {"alpha", 0.5f}, {"beta", 2.f}})[0];
-    const int r = g.add_node("Relu", {y})[0];
-    g.mark_output(g.add_node("Softmax", {r}, {{"axis", std::int64_t{1}}})[0]);
-    EXPECT_LT(cpu_vs_reference(g), 1e-6) << "transB " << tb;
-  }
+  // transB with alpha 1 reads the constant in place; the others copy it.
+  for (int tb = 0; tb < 2; ++tb)
+    for (float alpha : {0.5f, 1.f}) {
+      Graph g;
+      const int x = g.add_input("x", {1, 40});
+      const int w = g.add_constant("w", test::random_tensor(tb ? Shape{30, 40} : Shape{40, 30}, 5));
+      const int b = g.add_constant("b", test::random_tensor({30}, 6));
+      const int y = g.add_node("Gemm", {x, w, b}, {{"transB", std::int64_t{tb}}, {"alpha", alpha}, {"beta", 2.f}})[0];
+      const int r = g.add_node("Relu", {y})[0];
+      g.mark_output(g.add_node("Softmax", {r}, {{"axis", std::int64_t{1}}})[0]);
+      EXPECT_LT(cpu_vs_reference(g), 1e-6) << "transB " << tb << " alpha " << alpha;
+    }
   Graph g;
   const int x = g.add_input("x", {1, 8, 2, 2});
   const int f = g.add_node("Flatten", {x})[0];
