@@ -6,6 +6,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <set>
 
+#include "util/file_io.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::detail {
@@ -154,14 +156,16 @@ AttrValue to_attr(const std::string& model, const onnx::AttributeProto& a, const
   }
 }
 
-}  // namespace
-
-Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string& name, const std::string& dir,
-                  const GraphLimits& limits) {
-  if (size > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+void check_size(const std::string& name, std::uint64_t size) {
+  if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw Error(ErrorKind::LimitExceeded, name + ": ONNX files over 2 GiB must keep their weights as external data");
-  onnx::ModelProto model;
-  if (!model.ParseFromArray(data, static_cast<int>(size))) bad(name, "not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
+}
+
+[[noreturn]] void parse_failed(const std::string& name) {
+  bad(name, "not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
+}
+
+Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits) {
   if (!model.has_graph()) bad(name, "the ONNX model has no graph");
   std::int64_t opset = -1;
   for (const auto& o : model.opset_import())
@@ -279,6 +283,26 @@ Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string&
     g.mark_output(it->second);
   }
   return g;
+}
+
+}  // namespace
+
+Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string& name, const std::string& dir,
+                  const GraphLimits& limits) {
+  check_size(name, size);
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(data, static_cast<int>(size))) parse_failed(name);
+  return import_model(model, name, dir, limits);
+}
+
+Graph import_onnx_file(const std::string& path, const std::string& dir, const GraphLimits& limits,
+                       std::uint64_t max_file_bytes) {
+  const InputFile file(path, max_file_bytes);
+  check_size(path, file.size());
+  onnx::ModelProto model;
+  google::protobuf::io::FileInputStream in(file.fd());
+  if (!model.ParseFromZeroCopyStream(&in) || in.GetErrno() != 0) parse_failed(path);
+  return import_model(model, path, dir, limits);
 }
 
 }  // namespace vinfer::detail

@@ -10,5 +10,9 @@ namespace vinfer::detail {
 // `dir` is the model's folder, for external data (which may not leave it).
 Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string& name, const std::string& dir,
                   const GraphLimits& limits);
+// The same from a file, parsed as it is read (no copy of the whole file held
+// beside the parsed model: VGG19's is 548 MB); at most max_file_bytes.
+Graph import_onnx_file(const std::string& path, const std::string& dir, const GraphLimits& limits,
+                       std::uint64_t max_file_bytes);
 
 }  // namespace vinfer::detail

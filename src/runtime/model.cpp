@@ -13,7 +13,6 @@
 #include "image/fused_prep.hpp"
 #include "onnx/onnx_import.hpp"
 #include "runtime/executor.hpp"
-#include "util/file_io.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 
@@ -117,13 +116,10 @@ Model Model::load_onnx_memory(const std::uint8_t* data, std::size_t size, const 
 }
 
 Model Model::load_onnx(const std::string& path, const EngineOptions& options) {
-  std::vector<std::uint8_t> bytes;
-  detail::read_file(path, bytes, static_cast<std::uint64_t>(options.max_file_bytes));
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  Graph graph = detail::import_onnx(bytes.data(), bytes.size(), path, dir, options.limits);
-  std::vector<std::uint8_t>().swap(bytes);  // the file's copy of the weights is not needed while they are packed
-  return from_graph(std::move(graph), path, options);
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  const std::string dir = parent.empty() ? std::string(".") : parent;
+  return from_graph(detail::import_onnx_file(path, dir, options.limits, static_cast<std::uint64_t>(options.max_file_bytes)),
+                    path, options);
 }
 
 const Shape& Model::input_shape() const { return impl_->graph.value(impl_->graph.inputs.at(0)).shape; }

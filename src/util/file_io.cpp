@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vinfer/error.hpp"
@@ -25,6 +27,28 @@ void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::uin
   out.resize(static_cast<std::size_t>(size));
   if (size > 0 && std::fread(out.data(), 1, out.size(), f) != out.size())
     throw Error(ErrorKind::Io, path + ": read failed");
+}
+
+InputFile::InputFile(const std::string& path, std::uint64_t max_bytes) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(ErrorKind::Io, path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd_);
+    throw Error(ErrorKind::Io, path + ": cannot tell size: " + why);
+  }
+  const char* problem = S_ISDIR(st.st_mode) ? "is a directory"
+                        : static_cast<std::uint64_t>(st.st_size) > max_bytes ? "file too large" : nullptr;
+  if (problem) {
+    ::close(fd_);
+    throw Error(S_ISDIR(st.st_mode) ? ErrorKind::Io : ErrorKind::LimitExceeded, path + ": " + problem);
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& write) {

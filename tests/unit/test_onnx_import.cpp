@@ -97,6 +97,31 @@ TEST(OnnxImport, GarbageAndTruncation) {
   }
 }
 
+// Model::load_onnx parses the file as it reads it (no whole-file copy):
+// the same model as from memory, and the file errors read_file gave.
+TEST(OnnxImport, FromAFileAsFromMemory) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vinfer_file_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string bytes = tiny_model().SerializeAsString();
+  const fs::path good = dir / "m.onnx", cut = dir / "cut.onnx";
+  std::ofstream(good, std::ios::binary) << bytes;
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  Model from_file = Model::load_onnx(good.string()), from_memory = load(tiny_model());
+  std::vector<float> x(from_file.input_size()), a(from_file.output_size()), b(a.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  from_file.run(x.data(), a.data());
+  from_memory.run(x.data(), b.data());
+  EXPECT_EQ(a, b);
+  expect_error([&] { Model::load_onnx(cut.string()); }, ErrorKind::BadInput, "protobuf parse failed");
+  expect_error([&] { Model::load_onnx(dir.string()); }, ErrorKind::Io, "is a directory");
+  expect_error([&] { Model::load_onnx((dir / "missing.onnx").string()); }, ErrorKind::Io, "cannot open");
+  EngineOptions small;
+  small.max_file_bytes = bytes.size() - 1;
+  expect_error([&] { Model::load_onnx(good.string(), small); }, ErrorKind::LimitExceeded, "file too large");
+  fs::remove_all(dir);
+}
+
 TEST(OnnxImport, DeclaredSizeDisagreesWithData) {
   onnx::ModelProto m = tiny_model();
   m.mutable_graph()->mutable_initializer(0)->mutable_raw_data()->resize(100);
