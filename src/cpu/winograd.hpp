@@ -40,7 +40,8 @@ struct WinogradGeometry {
 // lines a tile's transform stores (or the output transform loads) fall in 36
 // different L1 sets. With 196 x 128 floats (DenseNet's 56x56 layers) the
 // positions were 0x800 bytes apart modulo 4 KiB (two sets for 36 lines), with
-// 24 x 128 (a chunk) all in one set: the input transform ran ~15 % slower.
+// 24 x 128 (a chunk) all in one set (that layer, split by tiles, 2 threads:
+// 0.27 ms then, 0.19 now).
 inline std::size_t position_stride(std::size_t floats) {
   const std::size_t lines = (floats + 15) / 16;
   return (lines | 1) * 16;
