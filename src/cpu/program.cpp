@@ -225,7 +225,7 @@ class Program final : public BuildContext, public detail::Executor {
     arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));  // padded channel lanes start (and stay) zero
     scratch_ = aligned_block(scratch);
     for (auto& op : ops_) op->bind(eng_, [&](int b) { return address(b); }, scratch_.get());
-    plan_prefetch();
+    plan_prefetch(info);
     info.arena_bytes = plan_.arena_bytes;
     info.naive_bytes = plan_.naive_bytes;
     info.nodes_executed = static_cast<int>(ops_.size());
@@ -234,10 +234,13 @@ class Program final : public BuildContext, public detail::Executor {
   // Each op that prefetches gets the weights of the ops after it, up to and
   // including the next one that prefetches for itself, at most ~1 MiB (half
   // an L2 per thread on the machines seen). VINFER_PREFETCH_WEIGHTS=0: none.
-  void plan_prefetch() {
+  // `vinfer info` shows it as "prefetch_weights: N ops fetch X MiB ahead".
+  void plan_prefetch(ModelInfo& info) {
     const char* env = std::getenv("VINFER_PREFETCH_WEIGHTS");
     if (env && std::strcmp(env, "0") == 0) return;
     constexpr std::size_t kMaxBytes = 1 << 20;
+    int fetching = 0;
+    std::size_t total = 0;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       if (!ops_[i]->prefetches()) continue;
       std::size_t bytes = 0;
@@ -248,7 +251,13 @@ class Program final : public BuildContext, public detail::Executor {
         }
         if (ops_[j]->prefetches()) break;
       }
+      fetching += bytes > 0 ? 1 : 0, total += bytes;
     }
+    if (fetching == 0) return;
+    char line[120];
+    std::snprintf(line, sizeof line, "prefetch_weights: %d ops fetch %.2f MiB ahead", fetching,
+                  static_cast<double>(total) / (1 << 20));
+    info.passes.push_back(line);
   }
 
   const Graph& g_;

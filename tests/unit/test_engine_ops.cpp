@@ -488,6 +488,46 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
   }
 }
 
+// An op run by vinfer's own kernel fetches the next layer's weights while it
+// runs (prefetch.hpp): `vinfer info` says how much; VINFER_PREFETCH_WEIGHTS=0
+// turns it off; the result is the same either way.
+TEST(Prefetch, EngineFetchesTheNextLayersWeights) {
+  Graph g;
+  const int x = g.add_input("x", {1, 64, 14, 14});
+  auto param = [&](const char* name, unsigned seed, float lo) {
+    TensorData t = test::random_tensor({64}, seed);
+    for (float& v : t.f) v = lo + std::fabs(v);
+    return g.add_constant(name, t);
+  };
+  const int bn = g.add_node("BatchNormalization", {x, param("gamma", 41, 0.5f), param("beta", 42, -0.5f),
+                                                   param("mean", 43, -0.3f), param("var", 44, 0.2f)})[0];
+  const int act = g.add_node("Relu", {bn})[0];
+  const int c1 = g.add_node("Conv", {act, g.add_constant("w1", test::random_tensor({32, 64, 1, 1}, 45))})[0];
+  const int w3 = g.add_constant("w3", test::random_tensor({32, 32, 3, 3}, 46));
+  g.mark_output(g.add_node("Conv", {c1, w3}, {{"pads", Ints{1, 1, 1, 1}}})[0]);
+  auto prefetch_line = [](const ModelInfo& i) {
+    for (const std::string& p : i.passes)
+      if (p.rfind("prefetch_weights", 0) == 0) return p;
+    return std::string();
+  };
+  ::setenv("VINFER_CONV1X1", "vinfer", 1);
+  ModelInfo on, off;
+  EXPECT_LT(cpu_vs_reference(g, &on), 1e-5);
+  ::setenv("VINFER_PREFETCH_WEIGHTS", "0", 1);
+  EXPECT_LT(cpu_vs_reference(g, &off), 1e-5);
+  ::unsetenv("VINFER_PREFETCH_WEIGHTS");
+  ::unsetenv("VINFER_CONV1X1");
+  EXPECT_EQ(prefetch_line(off), "");
+  cpu::Conv1x1Geometry geo;
+  geo.ic = 64, geo.oc = 32, geo.hw = 196, geo.block = __builtin_cpu_supports("avx512f") ? 16 : 8;
+  if (!cpu::Conv1x1Pre::supports(geo)) GTEST_SKIP() << "no 1x1 kernel for this CPU";
+  // At least the 3x3's weights (32 x 32 x 9 floats, more where they are
+  // stored transformed or padded) are fetched by the 1x1.
+  const std::string line = prefetch_line(on);
+  ASSERT_EQ(line.rfind("prefetch_weights: ", 0), 0u) << line;
+  EXPECT_GE(std::stod(line.substr(line.find("fetch ") + 6)), 32.0 * 32 * 9 * 4 / (1 << 20)) << line;
+}
+
 // The normalize-and-average row kernel: each ISA's against the plain loops,
 // 2x2 and 3x3 windows, with and without the ReLU.
 TEST(NormPool, SimdRowMatchesPlain) {
