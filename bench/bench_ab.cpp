@@ -10,6 +10,10 @@
 //
 // Prints each configuration's p50 and its ratio to the first one's, and the
 // median of the per-round ratios (each round runs every configuration).
+// Timed 3x3 choices come from the file $VINFER_TUNE_CACHE (a configuration
+// may set it; "" for none) and are kept there, so that configurations do not
+// differ by a close call timed differently on a busy host; without it every
+// configuration is timed afresh.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -63,6 +67,8 @@ int main(int argc, char** argv) try {
     const auto kv = settings(c);
     opt.tune = c.find("--no-tune") == std::string::npos;
     for (const auto& [k, v] : kv) setenv(k.c_str(), v.c_str(), 1);
+    const char* cache = std::getenv("VINFER_TUNE_CACHE");
+    opt.tune_cache = cache ? cache : "";
     models.push_back(vinfer::Model::load_onnx(path, opt));
     for (const auto& [k, v] : kv) unsetenv(k.c_str());
   }

@@ -16,6 +16,7 @@ namespace {
 
 struct Shape3x3 {
   int ic, oc, hw;
+  bool preact = true;  // vinfer's 1x1: with DenseNet's pre-activation
 };
 
 // As the engine: nChw16c where oneDNN runs AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2
@@ -103,7 +104,9 @@ void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::a
 
 // DenseNet's BatchNorm -> ReLU -> 1x1 convolution: vinfer's fused kernel
 // against oneDNN's 1x1 convolution alone (which needs a separate pass for the
-// normalization). Shapes {ic, oc, hw}: the largest layer of each dense block.
+// normalization). Shapes {ic, oc, hw}: the largest layer of each dense block;
+// and ResNet50's layer3/4 1x1s (no pre-activation), which vinfer's kernel runs
+// so that they prefetch the next layers' weights.
 void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::Conv1x1Geometry g;
@@ -114,7 +117,7 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   const auto x = random_values(static_cast<std::size_t>(s.ic) * g.hw, 1.f);
   std::vector<float> y(static_cast<std::size_t>(s.oc) * g.hw);
   vinfer::cpu::PreActivation pre;
-  pre.scale = sc.data(), pre.shift = sh.data(), pre.lo = 0.f;
+  if (s.preact) pre.scale = sc.data(), pre.shift = sh.data(), pre.lo = 0.f;
   vinfer::cpu::Conv1x1Pre k(g, w.data(), b.data(), pre, 0.f);
   const int threads = static_cast<int>(st.range(0));
   vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
@@ -126,11 +129,15 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
                                               benchmark::Counter::kIs1000);
 }
 
-#define SHAPES_1X1(X)         \
-  X(block1, {256, 128, 56})   \
-  X(block2, {512, 128, 28})   \
-  X(block3, {1024, 128, 14})  \
-  X(block4, {1024, 128, 7})
+#define SHAPES_1X1(X)             \
+  X(block1, {256, 128, 56})       \
+  X(block2, {512, 128, 28})       \
+  X(block3, {1024, 128, 14})      \
+  X(block4, {1024, 128, 7})       \
+  X(resnet_l3_in, {1024, 256, 14, false}) \
+  X(resnet_l3_out, {256, 1024, 14, false}) \
+  X(resnet_l4_in, {2048, 512, 7, false})  \
+  X(resnet_l4_out, {512, 2048, 7, false})
 #define REGISTER_1X1(name, ...)                                                                                        \
   BENCHMARK_CAPTURE(BM_Conv1x1Vinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_OneDnn1x1, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);

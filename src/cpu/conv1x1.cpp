@@ -36,8 +36,7 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   }
   bias_.assign(g.oc, 0.f);
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
-  scale_.assign(pre.scale, pre.scale + g.ic);
-  shift_.assign(pre.shift, pre.shift + g.ic);
+  if (pre.scale) scale_.assign(pre.scale, pre.scale + g.ic), shift_.assign(pre.shift, pre.shift + g.ic);
 }
 
 std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
@@ -45,8 +44,8 @@ std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
   return sizeof(float) * per_thread * std::max(1, threads);
 }
 
-void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads,
-                     const std::vector<ByteSpan>* prefetch) const {
+void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch,
+                     const float* residual) const {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const int block_px = kTiles * rows_;
   const int blocks = (g_.hw + block_px - 1) / block_px;  // of up to kTiles register tiles
@@ -56,7 +55,10 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   // channels, so that it reads only its share of the weights.
   const bool by_pixels = blocks >= 2 * threads || groups < threads;
   const std::size_t per_thread = (static_cast<std::size_t>(block_px) * packed_ld(g_.ic) + 15) / 16 * 16;
-  const float* w = static_cast<const float*>(w_.get());
+  Conv1x1Call call;
+  call.src = src, call.w = static_cast<const float*>(w_.get()), call.bias = bias_.data();
+  if (!scale_.empty()) call.pre_scale = scale_.data(), call.pre_shift = shift_.data();
+  call.pre_lo = pre_lo_, call.lo = lo_, call.hi = hi_, call.res = residual, call.dst = dst;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -76,8 +78,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
     PrefetchCursor pf(prefetch, t, n, calls);
     for (int b = 0; b < nb && oc0 < oc1; ++b) {
       const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
-      rows_fn_(g_, b0, b1 - b0, oc0, oc1, src, w, bias_.data(), scale_.data(), shift_.data(), pre_lo_, lo_, hi_, packed, dst,
-               &pf);
+      rows_fn_(g_, call, b0, b1 - b0, oc0, oc1, packed, &pf);
     }
   }
 }

@@ -1,6 +1,6 @@
 // Internal: a 1x1 stride-1 convolution on channel-blocked tensors (nChw8c /
-// nChw16c, batch 1) that applies a per-channel scale, shift and optional ReLU
-// to its input as it reads it: DenseNet's BatchNorm -> ReLU -> Conv1x1 on the
+// nChw16c, batch 1) that can apply a per-channel scale, shift and optional
+// ReLU to its input as it reads it, and add a residual as it writes: DenseNet's BatchNorm -> ReLU -> Conv1x1 on the
 // concatenated features, without writing the normalized copy of the whole
 // concatenation to memory and reading it back (the separate pass was ~10 % of
 // DenseNet121's forward pass).
@@ -9,7 +9,9 @@
 // normalized into a small packed buffer (rows of ic floats, in L1/L2), then
 // multiplied by the weights (packed once at load, per 2 vectors of output
 // channels: [oc / 2L][ic][2L]) in the same GEMM register tiles as Winograd's;
-// bias and the output clamp are applied as the accumulators are stored.
+// bias, the residual and the output clamp are applied as the accumulators are
+// stored. Without a pre-activation it runs ResNet's 1x1s on small maps, where
+// it lets the layer prefetch the next layers' weights (prefetch.hpp).
 #pragma once
 #include <cstddef>
 #include <limits>
@@ -31,24 +33,36 @@ struct Conv1x1Geometry {
 inline int packed_ld(int ic) { return ic + 16; }
 
 // The normalization applied to each input channel: max(x * scale + shift, lo).
+// No scale: none (the input is used as it is).
 struct PreActivation {
   const float* scale = nullptr;
   const float* shift = nullptr;
   float lo = -std::numeric_limits<float>::infinity();  // 0 for a ReLU
 };
 
+// What one call of a kernel reads and writes: dst = clamp(W x pre(src) + bias
+// (+ res), lo, hi). res: a tensor of dst's layout added before the clamp (a
+// residual connection), or null.
+struct Conv1x1Call {
+  const float* src = nullptr;
+  const float* w = nullptr;  // packed
+  const float* bias = nullptr;
+  const float* pre_scale = nullptr;  // null: no pre-activation
+  const float* pre_shift = nullptr;
+  float pre_lo = 0, lo = 0, hi = 0;
+  const float* res = nullptr;
+  float* dst = nullptr;
+};
+
 // Pixels [p0, p0 + rows), output channels [oc0, oc1) (multiples of the
 // block). packed: rows x ic floats of scratch; pf: what to prefetch meanwhile
 // (or null).
-using Conv1x1RowsFn = void (*)(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src,
-                               const float* w, const float* bias, const float* pre_scale, const float* pre_shift,
-                               float pre_lo, float lo, float hi, float* packed, float* dst, PrefetchCursor* pf);
-void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
-                       const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
-                       float* packed, float* dst, PrefetchCursor* pf);
-void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
-                         const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo,
-                         float hi, float* packed, float* dst, PrefetchCursor* pf);
+using Conv1x1RowsFn = void (*)(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1,
+                               float* packed, PrefetchCursor* pf);
+void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
+                       PrefetchCursor* pf);
+void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1,
+                         float* packed, PrefetchCursor* pf);
 
 class Conv1x1Pre {
  public:
@@ -56,16 +70,17 @@ class Conv1x1Pre {
   static bool supports(const Conv1x1Geometry& g);
 
   // weights: OIHW (oc x ic x 1 x 1); bias: oc values or null; pre: ic scales
-  // and shifts. Outputs are clamped to [lo, hi].
+  // and shifts, or none. Outputs are clamped to [lo, hi].
   Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
              float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity());
 
   // src, dst: blocked tensors of the geometry; scratch: 64-byte aligned,
   // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads,
   // which meanwhile prefetch `prefetch` (the next layers' weights) into L2.
+  // residual: a tensor like dst added before the clamp (ResNet's shortcut), or null.
   std::size_t scratch_bytes(int threads) const;
-  void run(const float* src, float* dst, void* scratch, int threads,
-           const std::vector<ByteSpan>* prefetch = nullptr) const;
+  void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
+           const float* residual = nullptr) const;
 
   // The packed weights (ic x oc floats).
   const void* packed_weights() const { return w_.get(); }

@@ -15,56 +15,61 @@ struct Conv1x1Kernels {
   using V = typename I::V;
   static constexpr int L = I::L;
 
-  // packed[r][k] = max(x * scale + shift, pre_lo) for pixels [p0, p0 + n).
-  static void pack(const Conv1x1Geometry& g, int p0, int n, const float* src, const float* pre_scale,
-                   const float* pre_shift, float pre_lo, float* packed) {
+  // packed[r][k] = max(x * scale + shift, pre_lo) (or x) for pixels [p0, p0 + n).
+  static void pack(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
     const int K = g.ic, ld = packed_ld(K);
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
-    const V plo = I::set1(pre_lo);
+    const V plo = I::set1(a.pre_lo);
     for (int c = 0; c < K; c += L) {
-      const V s = I::load(pre_scale + c), t = I::load(pre_shift + c);
-      const float* x = src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
+      const float* x = a.src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
+      if (!a.pre_scale) {
+        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + r * L));
+        continue;
+      }
+      const V s = I::load(a.pre_scale + c), t = I::load(a.pre_shift + c);
       for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
     }
   }
 
-  // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their packed rows.
-  template <int N>
-  static void tile(const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
-                   const float* bias, V vlo, V vhi, float* dst, PrefetchCursor* pf) {
+  // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their
+  // packed rows; Res: with a.res added.
+  template <int N, bool Res>
+  static void tile(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width, const float* packed,
+                   V vlo, V vhi, PrefetchCursor* pf) {
     const int K = g.ic;
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
-    float* const o0 = dst + (col / L) * plane + static_cast<std::size_t>(p0) * L;
+    const std::size_t at = (col / L) * plane + static_cast<std::size_t>(p0) * L;
+    float* const o0 = a.dst + at;
     float* const o1 = o0 + plane;
-    const V bias0 = I::load(bias + col), bias1 = width == 2 * L ? I::load(bias + col + L) : bias0;
+    const float* const r0 = Res ? a.res + at : nullptr;
+    const float* const r1 = Res ? r0 + plane : nullptr;
+    const V bias0 = I::load(a.bias + col), bias1 = width == 2 * L ? I::load(a.bias + col + L) : bias0;
     // Inlined by force: GCC otherwise called it once per accumulator (24 calls
     // per tile, each reloading the captures), ~10-20 % of a short k loop.
     auto out = [&](int r, int half, V acc) __attribute__((always_inline)) {
-      I::store((half ? o1 : o0) + r * L, I::min(I::max(I::add(acc, half ? bias1 : bias0), vlo), vhi));
+      V v = I::add(acc, half ? bias1 : bias0);
+      if constexpr (Res) v = I::add(v, I::load((half ? r1 : r0) + r * L));
+      I::store((half ? o1 : o0) + r * L, I::min(I::max(v, vlo), vhi));
     };
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;
     if (pf) pf->next(K, pf_at, pf_step);
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
-    const float* b = w + static_cast<std::size_t>(col) * K;
+    const float* b = a.w + static_cast<std::size_t>(col) * K;
     if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), b, K, 2 * L, out, pf_at, pf_step);
     else I::template micro1<N>(packed, packed_ld(K), b, K, L, out, pf_at, pf_step);
   }
 
-  template <int... N>
-  static void tail(int n, const Conv1x1Geometry& g, int p0, int col, int width, const float* packed, const float* w,
-                   const float* bias, V vlo, V vhi, float* dst, PrefetchCursor* pf, std::integer_sequence<int, N...>) {
-    ((n == N + 1 ? tile<N + 1>(g, p0, col, width, packed, w, bias, vlo, vhi, dst, pf) : void()), ...);
+  template <bool Res, int... N>
+  static void tail(int n, const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width,
+                   const float* packed, V vlo, V vhi, PrefetchCursor* pf, std::integer_sequence<int, N...>) {
+    ((n == N + 1 ? tile<N + 1, Res>(g, a, p0, col, width, packed, vlo, vhi, pf) : void()), ...);
   }
 
-  // Conv1x1RowsFn: pixels [p0, p0 + n), any n. The block's input is packed
-  // once; each weight group then serves all its register tiles while it is
-  // in L1 (2L columns x ic floats).
-  static void run_rows(const Conv1x1Geometry& g, int p0, int n, int oc0, int oc1, const float* src, const float* w,
-                       const float* bias, const float* ps, const float* pt, float pre_lo, float lo, float hi, float* packed,
-                       float* dst, PrefetchCursor* pf) {
-    pack(g, p0, n, src, ps, pt, pre_lo, packed);
-    const V vlo = I::set1(lo), vhi = I::set1(hi);
+  template <bool Res>
+  static void tiles(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, int oc0, int oc1,
+                    const float* packed, PrefetchCursor* pf) {
+    const V vlo = I::set1(a.lo), vhi = I::set1(a.hi);
     // Register tiles of equal rows, +-1 (49 pixels as 10+10+10+10+9, not
     // 12+12+12+12+1: a tile of one row is bound by its FMA latency and
     // costs as much as four).
@@ -73,11 +78,21 @@ struct Conv1x1Kernels {
       const int width = std::min(2 * L, oc1 - col);
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
-        const float* a = packed + static_cast<std::size_t>(r) * packed_ld(g.ic);
-        if (rows == I::R) tile<I::R>(g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, pf);
-        else tail(rows, g, p0 + r, col, width, a, w, bias, vlo, vhi, dst, pf, std::make_integer_sequence<int, I::R - 1>());
+        const float* p = packed + static_cast<std::size_t>(r) * packed_ld(g.ic);
+        if (rows == I::R) tile<I::R, Res>(g, a, p0 + r, col, width, p, vlo, vhi, pf);
+        else tail<Res>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, std::make_integer_sequence<int, I::R - 1>());
       }
     }
+  }
+
+  // Conv1x1RowsFn: pixels [p0, p0 + n), any n. The block's input is packed
+  // once; each weight group then serves all its register tiles while it is
+  // in L1 (2L columns x ic floats).
+  static void run_rows(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, int oc0, int oc1, float* packed,
+                       PrefetchCursor* pf) {
+    pack(g, a, p0, n, packed);
+    if (a.res) tiles<true>(g, a, p0, n, oc0, oc1, packed, pf);
+    else tiles<false>(g, a, p0, n, oc0, oc1, packed, pf);
   }
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -33,15 +34,21 @@ class OwnConvOp : public CpuOp {
   std::unique_ptr<Kernel> kernel;
   int threads;
   const float* src = nullptr;
+  const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any (Conv1x1Pre only)
   float* dst = nullptr;
   void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
     CpuOp::bind(eng, address, shared_scratch);
     src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
     scratch = shared_scratch;
   }
-  void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads, prefetch.empty() ? nullptr : &prefetch); }
+  void execute(dnnl::stream&) override {
+    const std::vector<ByteSpan>* pf = prefetch.empty() ? nullptr : &prefetch;
+    if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) kernel->run(src, dst, scratch, threads, pf, residual);
+    else kernel->run(src, dst, scratch, threads, pf);
+  }
   std::vector<ByteSpan> weights() const override;
   bool prefetches() const override { return true; }
 };
@@ -55,16 +62,28 @@ std::vector<ByteSpan> OwnConvOp<Conv1x1Pre>::weights() const {
   return {{kernel->packed_weights(), kernel->packed_weight_bytes()}};
 }
 
-// Clamp bounds for a node's post-ops if they are at most one Relu or Clip.
-bool clamp_of(const Node& n, float& lo, float& hi) {
+// The epilogue of a node whose post-ops are at most a residual Sum (if
+// allowed, first) and then at most one Relu or Clip: the Sum's operand (or
+// -1) and the clamp bounds.
+bool epilogue_of(const Node& n, bool allow_sum, int& sum_input, float& lo, float& hi) {
   lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-  if (n.post_ops.size() > 1) return false;
-  for (const PostOp& po : n.post_ops) {
+  sum_input = -1;
+  std::size_t i = 0;
+  if (allow_sum && !n.post_ops.empty() && n.post_ops[0].kind == PostOp::Sum) sum_input = n.post_ops[i++].sum_input;
+  if (n.post_ops.size() > i + 1) return false;
+  for (; i < n.post_ops.size(); ++i) {
+    const PostOp& po = n.post_ops[i];
     if (po.kind == PostOp::Relu) lo = 0.f;
     else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
     else return false;
   }
   return true;
+}
+
+// Clamp bounds for a node's post-ops if they are at most one Relu or Clip.
+bool clamp_of(const Node& n, float& lo, float& hi) {
+  int sum_input;
+  return epilogue_of(n, false, sum_input, lo, hi);
 }
 
 // Which kernel runs a 3x3 stride-1 convolution.
@@ -227,11 +246,12 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
 // (DenseNet121's dense layers' 1x1 convolutions with their normalization, in
 // the network: 11.7 vs 12.8 ms); with AVX2 oneDNN's 1x1 plus the separate
 // pass measured faster (on an AVX-512 machine limited to AVX2, blocks and
-// first two transitions: 29.8 vs 25.3 ms), so there it stays. VINFER_CONV1X1=vinfer fuses wherever the kernel runs (to compare),
-// =onednn never.
+// first two transitions: 29.8 vs 25.3 ms), so there it stays.
+// VINFER_CONV1X1=vinfer or =preact fuses wherever the kernel runs (to
+// compare), =onednn never.
 const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   const char* env = std::getenv("VINFER_CONV1X1");
-  const bool wanted = env ? std::strcmp(env, "vinfer") == 0 : channel_block() == 16;
+  const bool wanted = env ? std::strcmp(env, "vinfer") == 0 || std::strcmp(env, "preact") == 0 : channel_block() == 16;
   if (!wanted || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
   const Graph& g = ctx.graph();
   const Node* s = sole_reader_pre_activation(ctx, conv.inputs[0]);
@@ -277,6 +297,41 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   ctx.add(std::move(op));
 }
 
+// vinfer's 1x1 kernel without a pre-activation, with the node's residual
+// Sum and clamp, if it takes the node: batch 1, blocked input, and by default
+// only with AVX-512 on maps of at most 14x14 (ResNet50's layer3/4, DenseNet's
+// last transitions), where each layer's weights are used by few pixels, so
+// that reading them from memory weighs, and vinfer's kernel prefetches the
+// next layers' weights while it runs; oneDNN's cannot. VINFER_CONV1X1=vinfer:
+// wherever the kernel runs; =onednn or =preact: never.
+bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const detail::WindowParams& p,
+                         const TensorData& w, const TensorData* b, Form in_form) {
+  const char* env = std::getenv("VINFER_CONV1X1");
+  const bool anywhere = env && std::strcmp(env, "vinfer") == 0;
+  if ((env && (std::strcmp(env, "onednn") == 0 || std::strcmp(env, "preact") == 0)) ||
+      (!anywhere && channel_block() != 16))
+    return false;
+  int sum_input;
+  float lo, hi;
+  if (in_form != Form::Blocked || xs[0] != 1 || !detail::is_pointwise(p, w.shape) || !epilogue_of(n, true, sum_input, lo, hi))
+    return false;
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
+  geo.block = channel_block();
+  if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
+  auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
+      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
+      omp_get_max_threads());
+  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
+  if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  op->name = n.label();
+  op->impl = channel_block() == 16 ? "vinfer:conv1x1_avx512" : "vinfer:conv1x1_avx2";
+  op->flops = 2.0 * geo.ic * geo.oc * geo.hw;
+  ctx.add(std::move(op));
+  return true;
+}
+
 }  // namespace
 
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
@@ -301,6 +356,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // oneDNN has fast kernels for plain src with few channels, and only its
   // reference one for a blocked src padded from 3 channels to a whole block.
   const Form in_form = xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
+  if (build_plain_conv1x1(ctx, n, xs, p, *w, b, in_form)) return;
   const memory::desc src_md = md_for(xs, in_form), dst_md = blocked_md(ys);
 
   const std::int64_t G = p.group;

@@ -36,10 +36,9 @@ const WinogradKernelFns winograd_avx2 = winograd_kernel_fns<Avx2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 
-void conv1x1_rows_avx2(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
-                       const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
-                       float* packed, float* dst, PrefetchCursor* pf) {
-  Conv1x1Kernels<Avx2>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst, pf);
+void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
+                       PrefetchCursor* pf) {
+  Conv1x1Kernels<Avx2>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
 }
 
 }  // namespace vinfer::cpu

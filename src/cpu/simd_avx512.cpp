@@ -44,10 +44,9 @@ const WinogradKernelFns winograd_avx512 = winograd_kernel_fns<Avx512>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
 
-void conv1x1_rows_avx512(const Conv1x1Geometry& g, int p0, int rows, int oc0, int oc1, const float* src, const float* w,
-                       const float* bias, const float* pre_scale, const float* pre_shift, float pre_lo, float lo, float hi,
-                       float* packed, float* dst, PrefetchCursor* pf) {
-  Conv1x1Kernels<Avx512>::run_rows(g, p0, rows, oc0, oc1, src, w, bias, pre_scale, pre_shift, pre_lo, lo, hi, packed, dst, pf);
+void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
+                       PrefetchCursor* pf) {
+  Conv1x1Kernels<Avx512>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
 }
 
 }  // namespace vinfer::cpu

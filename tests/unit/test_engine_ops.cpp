@@ -198,24 +198,30 @@ TEST(Winograd, F43MatchesDirectConvolution) {
   }
 }
 
-// vinfer's 1x1 convolution with a pre-activation (src/cpu/conv1x1*) against
-// plain loops: both channel blocks, with and without the ReLU, bias, clamps,
-// maps split by pixels and (few pixels) by output channels, partial register
-// tiles, an odd number of output vectors, 1-3 threads.
+// vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
+// channel blocks, with and without the pre-activation (and its ReLU), bias,
+// residual, clamps, maps split by pixels and (few pixels) by output channels,
+// partial register tiles, an odd number of output vectors, 1-3 threads.
 TEST(Conv1x1Pre, MatchesPlainLoops) {
+  enum Pre { None, Affine, AffineRelu };
   struct Case {
     int ic, oc, hw, block;
-    bool relu, bias;
+    Pre pre;
+    bool bias, residual;
     float lo, hi;
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
-      {64, 128, 3136, 16, true, true, 0.f, inf},    // DenseNet's first block
-      {96, 48, 49, 16, true, false, -inf, inf},     // 7x7: channel split; 48 = 32 + 16
-      {128, 64, 196, 16, true, true, 0.f, inf},     // 14x14: equal pixel shares, blocks of 32-33, tiles of 10-11
-      {32, 16, 197, 16, false, true, -0.5f, 0.5f},  // partial tile, one vector, Clip
-      {40, 24, 61, 8, true, true, 0.f, inf},        // AVX2 blocks: 16 + 8, partial 6-row tile
-      {16, 64, 1000, 8, false, false, -inf, inf},
+      {64, 128, 3136, 16, AffineRelu, true, false, 0.f, inf},  // DenseNet's first block
+      {96, 48, 49, 16, AffineRelu, false, false, -inf, inf},   // 7x7: channel split; 48 = 32 + 16
+      {128, 64, 196, 16, AffineRelu, true, false, 0.f, inf},   // 14x14: equal pixel shares, blocks of 32-33, tiles of 10-11
+      {32, 16, 197, 16, Affine, true, false, -0.5f, 0.5f},     // partial tile, one vector, Clip
+      {40, 24, 61, 8, AffineRelu, true, false, 0.f, inf},      // AVX2 blocks: 16 + 8, partial 6-row tile
+      {16, 64, 1000, 8, Affine, false, false, -inf, inf},
+      {256, 1024 - 16, 196, 16, None, true, true, 0.f, inf},  // ResNet50's layer3 conv3 (+ shortcut, ReLU), odd vectors
+      {512, 96, 49, 16, None, true, true, 0.f, inf},          // layer4-like: channel split, with the residual
+      {48, 40, 50, 8, None, false, true, -1.f, 1.f},          // AVX2, residual, Clip
+      {64, 32, 49, 16, None, true, false, -inf, inf},         // no pre-activation, no residual
   };
   for (const Case& c : cases) {
     cpu::Conv1x1Geometry g;
@@ -223,38 +229,44 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     if (!cpu::Conv1x1Pre::supports(g)) continue;
     const TensorData x = test::random_tensor({c.ic, c.hw}, 21), w = test::random_tensor({c.oc, c.ic}, 22),
                      b = test::random_tensor({c.oc}, 23), sc = test::random_tensor({c.ic}, 24),
-                     sh = test::random_tensor({c.ic}, 25);
+                     sh = test::random_tensor({c.ic}, 25), r = test::random_tensor({c.oc, c.hw}, 26);
     auto at = [&](int ch, int p) { return (static_cast<std::size_t>(ch / c.block) * c.hw + p) * c.block + ch % c.block; };
-    std::vector<float> src(static_cast<std::size_t>(c.ic) * c.hw), want(static_cast<std::size_t>(c.oc) * c.hw);
+    std::vector<float> src(static_cast<std::size_t>(c.ic) * c.hw), res(static_cast<std::size_t>(c.oc) * c.hw),
+        want(res.size());
     for (int i = 0; i < c.ic; ++i)
       for (int p = 0; p < c.hw; ++p) src[at(i, p)] = x.f[static_cast<std::size_t>(i) * c.hw + p];
+    for (int o = 0; o < c.oc; ++o)
+      for (int p = 0; p < c.hw; ++p) res[at(o, p)] = r.f[static_cast<std::size_t>(o) * c.hw + p];
     double scale = 1e-30;
     for (int o = 0; o < c.oc; ++o)
       for (int p = 0; p < c.hw; ++p) {
         double acc = c.bias ? b.f[o] : 0.0;
         for (int i = 0; i < c.ic; ++i) {
-          double v = static_cast<double>(x.f[static_cast<std::size_t>(i) * c.hw + p]) * sc.f[i] + sh.f[i];
-          if (c.relu) v = std::max(v, 0.0);
+          double v = x.f[static_cast<std::size_t>(i) * c.hw + p];
+          if (c.pre != None) v = v * sc.f[i] + sh.f[i];
+          if (c.pre == AffineRelu) v = std::max(v, 0.0);
           acc += v * w.f[static_cast<std::size_t>(o) * c.ic + i];
         }
+        if (c.residual) acc += res[at(o, p)];
         scale = std::max(scale, std::fabs(acc));
         want[at(o, p)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
       }
     cpu::PreActivation pre;
-    pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.relu ? 0.f : -inf;
+    if (c.pre != None) pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.pre == AffineRelu ? 0.f : -inf;
     cpu::Conv1x1Pre k(g, w.f.data(), c.bias ? b.f.data() : nullptr, pre, c.lo, c.hi);
+    const float* residual = c.residual ? res.data() : nullptr;
     const int max_threads = omp_get_max_threads();
     for (int threads : {1, 2, 3}) {
       std::vector<float> dst(want.size(), NAN);
       cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
       omp_set_num_threads(threads);
-      k.run(src.data(), dst.data(), scratch.get(), threads);
+      k.run(src.data(), dst.data(), scratch.get(), threads, nullptr, residual);
       const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
       EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << c.hw << " block " << c.block
                                     << " threads " << threads;
       std::vector<float> again(want.size(), NAN);
       const std::vector<cpu::ByteSpan> next = {{x.f.data(), x.f.size() * sizeof(float)}, {w.f.data(), 100}};
-      k.run(src.data(), again.data(), scratch.get(), threads, &next);
+      k.run(src.data(), again.data(), scratch.get(), threads, &next, residual);
       EXPECT_EQ(max_abs_diff(again.data(), dst.data(), dst.size()), 0.0) << "with a prefetch list, threads " << threads;
     }
     omp_set_num_threads(max_threads);
@@ -485,6 +497,43 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
     if (!cpu::Conv1x1Pre::supports(geo)) continue;
     EXPECT_EQ(impls.find("conv1x1_preact") != std::string::npos, !second_reader) << impls;
     EXPECT_EQ(impls.find("scale_shift") != std::string::npos, second_reader) << impls;
+  }
+}
+
+// ResNet's 1x1 convolutions on a small map: vinfer's kernel runs them
+// (AVX-512 by default; VINFER_CONV1X1=vinfer for the AVX2 kernel), the second
+// with the residual Sum and the ReLU after it fused; VINFER_CONV1X1=onednn
+// gives oneDNN's. Same results either way.
+TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
+  Graph g;
+  const int x = g.add_input("x", {1, 64, 7, 7});
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({32, 64, 1, 1}, 61)),
+                                     g.add_constant("b1", test::random_tensor({32}, 62))})[0];
+  const int r1 = g.add_node("Relu", {c1})[0];
+  const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", test::random_tensor({64, 32, 1, 1}, 63)),
+                                     g.add_constant("b2", test::random_tensor({64}, 64))})[0];
+  g.mark_output(g.add_node("Relu", {g.add_node("Add", {c2, x})[0]})[0]);
+  cpu::Conv1x1Geometry geo;
+  geo.ic = 64, geo.oc = 32, geo.hw = 49, geo.block = __builtin_cpu_supports("avx512f") ? 16 : 8;
+  const bool runs = cpu::Conv1x1Pre::supports(geo);
+  for (const char* setting : {"vinfer", "onednn"}) {
+    ::setenv("VINFER_CONV1X1", setting, 1);
+    EXPECT_LT(cpu_vs_reference(g), 1e-5) << setting;
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = Model::from_graph(g, "test", opt);
+    ::unsetenv("VINFER_CONV1X1");
+    const TensorData in = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    std::vector<std::string> impls;  // of the convolutions (the rest: layout conversions at both ends)
+    for (const LayerProfile& l : m.profile(in.f.data(), y.data()))
+      if (l.name.rfind("Conv ", 0) == 0) impls.push_back(l.impl);
+    // Two convolutions, and nothing else but the conversions: the Add and
+    // both ReLUs are fused into them.
+    ASSERT_EQ(impls.size(), 2u) << ::testing::PrintToString(impls);
+    EXPECT_EQ(m.info().nodes_executed, 4) << setting;
+    const bool own = runs && std::string(setting) == "vinfer";
+    for (const std::string& impl : impls) EXPECT_EQ(impl.rfind("vinfer:conv1x1_avx", 0) == 0, own) << impl;
   }
 }
 
