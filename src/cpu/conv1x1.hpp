@@ -1,4 +1,4 @@
-// Internal: a 1x1 stride-1 convolution on channel-blocked tensors (nChw8c /
+// Internal: a 1x1 convolution (stride 1 or 2) on channel-blocked tensors (nChw8c /
 // nChw16c, batch 1) that can apply a per-channel scale, shift and optional
 // ReLU to its input as it reads it, and add a residual as it writes: DenseNet's BatchNorm -> ReLU -> Conv1x1 on the
 // concatenated features, without writing the normalized copy of the whole
@@ -24,9 +24,16 @@ namespace vinfer::cpu {
 
 struct Conv1x1Geometry {
   int ic = 0, oc = 0;  // channels (multiples of the block)
-  int hw = 0;          // pixels
+  int hw = 0;          // output pixels
   int block = 8;       // channel block of src and dst (8 or 16)
+  // Stride 2 (ResNet's downsampling shortcuts): the input is in_h x in_w and
+  // the output ow pixels wide. Stride 1: the input has the output's pixels.
+  int stride = 1, in_h = 0, in_w = 0, ow = 0;
+  std::size_t in_pixels() const { return stride == 1 ? static_cast<std::size_t>(hw) : static_cast<std::size_t>(in_h) * in_w; }
 };
+
+// The most pixels a kernel call packs (conv1x1.cpp's blocks).
+constexpr int kMaxBlockPixels = 64;
 
 // The packed input's row stride: ic plus one cache line, so that a register
 // tile's rows do not all fall in one L1 set when ic * 4 is a multiple of 4 KiB.
@@ -88,8 +95,10 @@ class Conv1x1Pre {
 
  private:
   static constexpr int kTiles = 4;  // register tiles of pixels per block (one packing, one pass over the weights)
+                                    // (maps of up to 64 pixels: one block)
   Conv1x1Geometry g_;
   int rows_ = 12;  // the GEMM's register-tile rows
+  int block_px_ = 48;  // pixels per block
   Conv1x1RowsFn rows_fn_ = nullptr;
   Block w_;  // [oc / 2L][ic][2L], a last group of L where oc is an odd number of vectors
   std::vector<float> bias_, scale_, shift_;

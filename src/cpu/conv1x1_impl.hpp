@@ -18,16 +18,23 @@ struct Conv1x1Kernels {
   // packed[r][k] = max(x * scale + shift, pre_lo) (or x) for pixels [p0, p0 + n).
   static void pack(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
     const int K = g.ic, ld = packed_ld(K);
-    const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
+    const std::size_t plane = g.in_pixels() * L;
+    // Where each output pixel's input is (in pixels of the input map).
+    std::size_t at[kMaxBlockPixels];
+    for (int r = 0; r < n; ++r) {
+      const int p = p0 + r;
+      at[r] = g.stride == 1 ? static_cast<std::size_t>(p)
+                            : (static_cast<std::size_t>(p / g.ow) * g.in_w + p % g.ow) * g.stride;
+    }
     const V plo = I::set1(a.pre_lo);
     for (int c = 0; c < K; c += L) {
-      const float* x = a.src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
+      const float* x = a.src + (c / L) * plane;
       if (!a.pre_scale) {
-        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + r * L));
+        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + at[r] * L));
         continue;
       }
       const V s = I::load(a.pre_scale + c), t = I::load(a.pre_shift + c);
-      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
+      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + at[r] * L), s, t), plo));
     }
   }
 

@@ -298,13 +298,14 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
 }
 
 // vinfer's 1x1 kernel without a pre-activation, with the node's residual
-// Sum and clamp, if it takes the node: batch 1, blocked input, and by default
-// only with AVX-512 on maps of at most 14x14 (ResNet50's layer3/4, DenseNet's
-// last transitions), where each layer's weights are used by few pixels, so
-// that reading them from memory weighs, and vinfer's kernel prefetches the
-// next layers' weights while it runs; oneDNN's cannot. VINFER_CONV1X1=vinfer:
+// Sum and clamp, if it takes the node: stride 1 or 2, batch 1, blocked input,
+// and by default only with AVX-512 on output maps of at most 14x14
+// (ResNet50's layer3/4 and its downsampling shortcuts, DenseNet's last
+// transitions), where each layer's weights are used by few pixels, so that
+// reading them from memory weighs, and vinfer's kernel prefetches the next
+// layers' weights while it runs; oneDNN's cannot. VINFER_CONV1X1=vinfer:
 // wherever the kernel runs; =onednn or =preact: never.
-bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const detail::WindowParams& p,
+bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
                          const TensorData& w, const TensorData* b, Form in_form) {
   const char* env = std::getenv("VINFER_CONV1X1");
   const bool anywhere = env && std::strcmp(env, "vinfer") == 0;
@@ -313,11 +314,16 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
     return false;
   int sum_input;
   float lo, hi;
-  if (in_form != Form::Blocked || xs[0] != 1 || !detail::is_pointwise(p, w.shape) || !epilogue_of(n, true, sum_input, lo, hi))
-    return false;
+  const bool one_by_one = w.shape.size() == 4 && w.shape[2] == 1 && w.shape[3] == 1 && p.group == 1 &&
+                          p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
+                          p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
+                          p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
+  if (in_form != Form::Blocked || xs[0] != 1 || !one_by_one || !epilogue_of(n, true, sum_input, lo, hi)) return false;
   Conv1x1Geometry geo;
-  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
   geo.block = channel_block();
+  geo.stride = static_cast<int>(p.strides[0]);
+  geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
   if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
@@ -356,7 +362,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // oneDNN has fast kernels for plain src with few channels, and only its
   // reference one for a blocked src padded from 3 channels to a whole block.
   const Form in_form = xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
-  if (build_plain_conv1x1(ctx, n, xs, p, *w, b, in_form)) return;
+  if (build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
   const memory::desc src_md = md_for(xs, in_form), dst_md = blocked_md(ys);
 
   const std::int64_t G = p.group;

@@ -200,8 +200,9 @@ TEST(Winograd, F43MatchesDirectConvolution) {
 
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
 // channel blocks, with and without the pre-activation (and its ReLU), bias,
-// residual, clamps, maps split by pixels and (few pixels) by output channels,
-// partial register tiles, an odd number of output vectors, 1-3 threads.
+// residual, clamps, stride 1 and 2, maps split by pixels and (few pixels) by
+// output channels, partial register tiles, an odd number of output vectors,
+// 1-3 threads.
 TEST(Conv1x1Pre, MatchesPlainLoops) {
   enum Pre { None, Affine, AffineRelu };
   struct Case {
@@ -209,6 +210,7 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     Pre pre;
     bool bias, residual;
     float lo, hi;
+    int in_h = 0, in_w = 0;  // stride 2 from this input map (hw: unused)
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
@@ -222,34 +224,45 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       {512, 96, 49, 16, None, true, true, 0.f, inf},          // layer4-like: channel split, with the residual
       {48, 40, 50, 8, None, false, true, -1.f, 1.f},          // AVX2, residual, Clip
       {64, 32, 49, 16, None, true, false, -inf, inf},         // no pre-activation, no residual
+      {64, 96, 0, 16, None, true, true, 0.f, inf, 14, 14},    // stride 2 (ResNet's shortcut): 14x14 -> 7x7
+      {32, 48, 0, 16, None, false, false, -inf, inf, 13, 11},  // stride 2, odd sizes: 13x11 -> 7x6
+      {16, 24, 0, 8, None, true, true, 0.f, inf, 28, 27},     // AVX2, stride 2: 28x27 -> 14x14, blocks of 24
   };
   for (const Case& c : cases) {
     cpu::Conv1x1Geometry g;
     g.ic = c.ic, g.oc = c.oc, g.hw = c.hw, g.block = c.block;
+    if (c.in_h > 0) {
+      g.stride = 2, g.in_h = c.in_h, g.in_w = c.in_w, g.ow = (c.in_w + 1) / 2;
+      g.hw = (c.in_h + 1) / 2 * g.ow;
+    }
+    const int hw = g.hw, in_px = static_cast<int>(g.in_pixels());
     if (!cpu::Conv1x1Pre::supports(g)) continue;
-    const TensorData x = test::random_tensor({c.ic, c.hw}, 21), w = test::random_tensor({c.oc, c.ic}, 22),
+    const TensorData x = test::random_tensor({c.ic, in_px}, 21), w = test::random_tensor({c.oc, c.ic}, 22),
                      b = test::random_tensor({c.oc}, 23), sc = test::random_tensor({c.ic}, 24),
-                     sh = test::random_tensor({c.ic}, 25), r = test::random_tensor({c.oc, c.hw}, 26);
-    auto at = [&](int ch, int p) { return (static_cast<std::size_t>(ch / c.block) * c.hw + p) * c.block + ch % c.block; };
-    std::vector<float> src(static_cast<std::size_t>(c.ic) * c.hw), res(static_cast<std::size_t>(c.oc) * c.hw),
+                     sh = test::random_tensor({c.ic}, 25), r = test::random_tensor({c.oc, hw}, 26);
+    // Blocked index of channel ch, pixel p of a map of `px` pixels.
+    auto at = [&](int ch, int p, int px) { return (static_cast<std::size_t>(ch / c.block) * px + p) * c.block + ch % c.block; };
+    // The input pixel output pixel p reads.
+    auto from = [&](int p) { return g.stride == 1 ? p : (p / g.ow) * 2 * g.in_w + p % g.ow * 2; };
+    std::vector<float> src(static_cast<std::size_t>(c.ic) * in_px), res(static_cast<std::size_t>(c.oc) * hw),
         want(res.size());
     for (int i = 0; i < c.ic; ++i)
-      for (int p = 0; p < c.hw; ++p) src[at(i, p)] = x.f[static_cast<std::size_t>(i) * c.hw + p];
+      for (int p = 0; p < in_px; ++p) src[at(i, p, in_px)] = x.f[static_cast<std::size_t>(i) * in_px + p];
     for (int o = 0; o < c.oc; ++o)
-      for (int p = 0; p < c.hw; ++p) res[at(o, p)] = r.f[static_cast<std::size_t>(o) * c.hw + p];
+      for (int p = 0; p < hw; ++p) res[at(o, p, hw)] = r.f[static_cast<std::size_t>(o) * hw + p];
     double scale = 1e-30;
     for (int o = 0; o < c.oc; ++o)
-      for (int p = 0; p < c.hw; ++p) {
+      for (int p = 0; p < hw; ++p) {
         double acc = c.bias ? b.f[o] : 0.0;
         for (int i = 0; i < c.ic; ++i) {
-          double v = x.f[static_cast<std::size_t>(i) * c.hw + p];
+          double v = x.f[static_cast<std::size_t>(i) * in_px + from(p)];
           if (c.pre != None) v = v * sc.f[i] + sh.f[i];
           if (c.pre == AffineRelu) v = std::max(v, 0.0);
           acc += v * w.f[static_cast<std::size_t>(o) * c.ic + i];
         }
-        if (c.residual) acc += res[at(o, p)];
+        if (c.residual) acc += res[at(o, p, hw)];
         scale = std::max(scale, std::fabs(acc));
-        want[at(o, p)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
+        want[at(o, p, hw)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
       }
     cpu::PreActivation pre;
     if (c.pre != None) pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.pre == AffineRelu ? 0.f : -inf;
@@ -262,8 +275,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       omp_set_num_threads(threads);
       k.run(src.data(), dst.data(), scratch.get(), threads, nullptr, residual);
       const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << c.hw << " block " << c.block
-                                    << " threads " << threads;
+      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << hw << " stride " << g.stride
+                                    << " block " << c.block << " threads " << threads;
       std::vector<float> again(want.size(), NAN);
       const std::vector<cpu::ByteSpan> next = {{x.f.data(), x.f.size() * sizeof(float)}, {w.f.data(), 100}};
       k.run(src.data(), again.data(), scratch.get(), threads, &next, residual);
@@ -501,18 +514,21 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
 }
 
 // ResNet's 1x1 convolutions on a small map: vinfer's kernel runs them
-// (AVX-512 by default; VINFER_CONV1X1=vinfer for the AVX2 kernel), the second
-// with the residual Sum and the ReLU after it fused; VINFER_CONV1X1=onednn
-// gives oneDNN's. Same results either way.
+// (AVX-512 by default; VINFER_CONV1X1=vinfer for the AVX2 kernel): a
+// bottleneck's first (stride 2 here) and last, and the downsampling shortcut
+// (stride 2) with the residual Sum and the ReLU after it fused;
+// VINFER_CONV1X1=onednn gives oneDNN's. Same results either way.
 TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
   Graph g;
-  const int x = g.add_input("x", {1, 64, 7, 7});
+  const int x = g.add_input("x", {1, 64, 14, 14});
+  const std::map<std::string, AttrValue> stride2 = {{"strides", Ints{2, 2}}};
   const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({32, 64, 1, 1}, 61)),
-                                     g.add_constant("b1", test::random_tensor({32}, 62))})[0];
+                                     g.add_constant("b1", test::random_tensor({32}, 62))}, stride2)[0];
   const int r1 = g.add_node("Relu", {c1})[0];
   const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", test::random_tensor({64, 32, 1, 1}, 63)),
                                      g.add_constant("b2", test::random_tensor({64}, 64))})[0];
-  g.mark_output(g.add_node("Relu", {g.add_node("Add", {c2, x})[0]})[0]);
+  const int shortcut = g.add_node("Conv", {x, g.add_constant("w3", test::random_tensor({64, 64, 1, 1}, 65))}, stride2)[0];
+  g.mark_output(g.add_node("Relu", {g.add_node("Add", {c2, shortcut})[0]})[0]);
   cpu::Conv1x1Geometry geo;
   geo.ic = 64, geo.oc = 32, geo.hw = 49, geo.block = __builtin_cpu_supports("avx512f") ? 16 : 8;
   const bool runs = cpu::Conv1x1Pre::supports(geo);
@@ -528,10 +544,10 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
     std::vector<std::string> impls;  // of the convolutions (the rest: layout conversions at both ends)
     for (const LayerProfile& l : m.profile(in.f.data(), y.data()))
       if (l.name.rfind("Conv ", 0) == 0) impls.push_back(l.impl);
-    // Two convolutions, and nothing else but the conversions: the Add and
+    // Three convolutions, and nothing else but the conversions: the Add and
     // both ReLUs are fused into them.
-    ASSERT_EQ(impls.size(), 2u) << ::testing::PrintToString(impls);
-    EXPECT_EQ(m.info().nodes_executed, 4) << setting;
+    ASSERT_EQ(impls.size(), 3u) << ::testing::PrintToString(impls);
+    EXPECT_EQ(m.info().nodes_executed, 5) << setting;
     const bool own = runs && std::string(setting) == "vinfer";
     for (const std::string& impl : impls) EXPECT_EQ(impl.rfind("vinfer:conv1x1_avx", 0) == 0, own) << impl;
   }
