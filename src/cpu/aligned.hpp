@@ -4,25 +4,31 @@
 // channel block's kernels run on this CPU.
 #pragma once
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
 
 namespace vinfer::cpu {
 
 struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
+  std::size_t mapped = 0;       // bytes mapped on their own (0: aligned_alloc or a chunk)
+  std::shared_ptr<void> chunk;  // the shared huge-page chunk the block is in, if any
+  void operator()(void* p) const;
 };
 using Block = std::unique_ptr<void, AlignedFree>;
 
-inline Block aligned_block(std::size_t bytes) {
-  const std::size_t n = (std::max<std::size_t>(bytes, 64) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, n);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, n);
-  return Block(p);
-}
+// From this size on, blocks are asked to be backed by transparent huge pages
+// (where the kernel offers them only on request, as Debian's does:
+// "madvise"): large ones mapped on their own on 2 MiB boundaries, the others
+// carved out of shared 32 MiB chunks. Weights are streamed from memory once
+// per image; with 4 KiB pages ResNet50's 100 MB are 25,000 pages, each a TLB
+// miss and a page walk, and the hardware prefetchers stop at every page
+// boundary.
+constexpr std::size_t kHugeBlockBytes = std::size_t{64} << 10;
+
+// A zeroed block of at least `bytes`, 64-byte aligned (in huge pages where
+// possible from kHugeBlockBytes on, unless the environment has
+// VINFER_HUGE_PAGES=0).
+Block aligned_block(std::size_t bytes);
 
 // Kernels for channel block 8 need AVX2 + FMA, for block 16 AVX-512.
 inline bool simd_block_runs(int block) {

@@ -31,9 +31,16 @@ memory::desc blocked_md(const Shape& s) {
 
 memory::desc md_for(const Shape& s, Form form) { return form == Form::Blocked ? blocked_md(s) : plain_md(s); }
 
-memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want) {
+memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
+                    std::vector<Block>& keep) {
   memory src(user, eng, const_cast<float*>(w.f.data()));
-  memory dst(want, eng);  // owned by the op; allocated once at load
+  memory dst;  // allocated once at load
+  if (want.get_size() >= kHugeBlockBytes) {
+    keep.push_back(aligned_block(want.get_size()));
+    dst = memory(want, eng, keep.back().get());
+  } else {
+    dst = memory(want, eng);
+  }
   dnnl::stream s(eng);
   dnnl::reorder(src, dst).execute(s, src, dst);
   s.wait();

@@ -13,6 +13,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "cpu/aligned.hpp"
 #include "cpu/prefetch.hpp"
 #include "vinfer/graph.hpp"
 
@@ -41,6 +42,7 @@ class CpuOp {
   std::map<int, TensorRef> acts;
   // Arguments that the op owns (packed weights, bias).
   std::unordered_map<int, memory> args;
+  std::vector<Block> buffers;  // the memory behind large args, allocated here (huge pages; pack_weights)
   memory::desc scratch_md;  // oneDNN's scratchpad for this op (shared arena-wide buffer)
   double flops = 0;  // multiply-adds x 2, for the profile
 
@@ -99,8 +101,11 @@ memory::desc plain_md(const Shape& s);
 memory::desc blocked_md(const Shape& s);
 memory::desc md_for(const Shape& s, Form form);
 memory::dims to_dims(const Shape& s);
-// A packed copy of constant weights in the layout a primitive asked for.
-memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want);
+// A packed copy of constant weights in the layout a primitive asked for. A
+// large copy lives in a huge-page block (aligned.hpp) appended to `keep`,
+// which must outlive the memory.
+memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
+                    std::vector<Block>& keep);
 // oneDNN post-ops for a node's fused epilogue (Sum uses a binary add with the operand's tensor).
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args);
 dnnl::primitive_attr default_attr();

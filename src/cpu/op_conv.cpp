@@ -184,6 +184,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
     struct OneDnnRun {
       dnnl::convolution_forward prim;
       std::unordered_map<int, memory> args;
+      std::vector<Block> buffers;
     };
     std::vector<OneDnnRun> prims(kinds.size());
     std::vector<TuneCandidate> runs;
@@ -195,8 +196,9 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
         r.args[DNNL_ARG_SRC] = memory(pd.src_desc(), eng, src.data());
         r.args[DNNL_ARG_DST] = memory(pd.dst_desc(), eng, dst.data());
         r.args[DNNL_ARG_WEIGHTS] =
-            pack_weights(eng, w, memory::desc(to_dims(w.shape), memory::data_type::f32, Tag::oihw), pd.weights_desc());
-        if (b) r.args[DNNL_ARG_BIAS] = pack_weights(eng, *b, pd.bias_desc(), pd.bias_desc());
+            pack_weights(eng, w, memory::desc(to_dims(w.shape), memory::data_type::f32, Tag::oihw), pd.weights_desc(),
+                         r.buffers);
+        if (b) r.args[DNNL_ARG_BIAS] = pack_weights(eng, *b, pd.bias_desc(), pd.bias_desc(), r.buffers);
         if (pd.scratchpad_desc().get_size() > 0) r.args[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng);
         const memory& wm = r.args[DNNL_ARG_WEIGHTS];
         runs.push_back({[&r, &stream] { r.prim.execute(stream, r.args), stream.wait(); },
@@ -424,8 +426,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
   TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
   if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
-  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc());
-  if (b) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), *b, bias_md, pd.bias_desc());
+  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc(), op->buffers);
+  if (b) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), *b, bias_md, pd.bias_desc(), op->buffers);
   op->acts[DNNL_ARG_SRC] = src;
   op->acts[DNNL_ARG_DST] = dst;
   for (auto& [arg, t] : extra) op->acts[arg] = t;

@@ -57,7 +57,7 @@ void build_binary(BuildContext& ctx, const Node& n) {
     mds[i] = md;
     const int arg = i == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
     if (const TensorData* c = g.constant(v)) {
-      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(s), md);
+      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(s), md, op->buffers);
     } else {
       TensorRef t = ctx.input(v, form);
       t.md = md;

@@ -27,8 +27,8 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
                     : dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, src.md, any_w, dst.md);
   dnnl::inner_product_forward::primitive_desc pd(d, attr, ctx.engine());
   op->prim = dnnl::inner_product_forward(pd);
-  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), wt, user_w, pd.weights_desc());
-  if (has_bias) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), bias, bias_md, pd.bias_desc());
+  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), wt, user_w, pd.weights_desc(), op->buffers);
+  if (has_bias) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), bias, bias_md, pd.bias_desc(), op->buffers);
   op->acts[DNNL_ARG_SRC] = src;
   op->acts[DNNL_ARG_DST] = dst;
   for (auto& [arg, t] : extra) op->acts[arg] = t;

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -284,6 +286,41 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     }
     omp_set_num_threads(max_threads);
   }
+}
+
+// Kernel blocks: 64-byte aligned, zeroed, writable and disjoint, whether
+// from aligned_alloc (small, or VINFER_HUGE_PAGES=0), the shared huge-page
+// chunks (several per chunk, and past a chunk's end) or mapped on their own
+// (large); freed in any order.
+TEST(AlignedBlock, ZeroedAlignedAndDisjoint) {
+  for (const char* setting : {"1", "0"}) {
+    ::setenv("VINFER_HUGE_PAGES", setting, 1);
+    std::vector<std::size_t> sizes = {100, 64 << 10, (1 << 20) + 3, 40 << 20};
+    for (int i = 0; i < 40; ++i) sizes.push_back((std::size_t{900} << 10) + 64 * i);  // 35 MiB: past one chunk
+    std::vector<cpu::Block> blocks;
+    for (std::size_t n : sizes) {
+      blocks.push_back(cpu::aligned_block(n));
+      auto* p = static_cast<unsigned char*>(blocks.back().get());
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u) << n;
+      std::size_t nonzero = 0;
+      for (std::size_t i = 0; i < n; i += 61) nonzero += p[i] != 0;
+      EXPECT_EQ(nonzero, 0u) << n;
+      std::memset(p, 0xab, n);  // all of it writable; overlaps would show below
+    }
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const auto* p = static_cast<const unsigned char*>(blocks[b].get());
+      EXPECT_EQ(p[0], 0xab);
+      EXPECT_EQ(p[sizes[b] - 1], 0xab);
+      for (std::size_t c = b + 1; c < blocks.size(); ++c) {
+        const auto* q = static_cast<const unsigned char*>(blocks[c].get());
+        EXPECT_TRUE(p + sizes[b] <= q || q + sizes[c] <= p) << "blocks " << b << " and " << c << " overlap";
+      }
+    }
+    for (std::size_t b = 0; b < blocks.size(); b += 2) blocks[b].reset();  // every other one first
+    blocks.clear();
+  }
+  ::unsetenv("VINFER_HUGE_PAGES");
 }
 
 // The cursor that spreads the next layers' weights over a kernel's GEMM
