@@ -226,6 +226,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       {512, 96, 49, 16, None, true, true, 0.f, inf},          // layer4-like: channel split, with the residual
       {48, 40, 50, 8, None, false, true, -1.f, 1.f},          // AVX2, residual, Clip
       {64, 32, 49, 16, None, true, false, -inf, inf},         // no pre-activation, no residual
+      {1024, 272, 49, 16, None, true, true, 0.f, inf},        // weights over 1 MiB on 7x7: one block of 49 pixels
+      {1024, 264, 60, 8, None, true, true, 0.f, inf},         // AVX2, one block of 60 (11 tiles of 5-6 rows)
       {64, 96, 0, 16, None, true, true, 0.f, inf, 14, 14},    // stride 2 (ResNet's shortcut): 14x14 -> 7x7
       {32, 48, 0, 16, None, false, false, -inf, inf, 13, 11},  // stride 2, odd sizes: 13x11 -> 7x6
       {16, 24, 0, 8, None, true, true, 0.f, inf, 28, 27},     // AVX2, stride 2: 28x27 -> 14x14, blocks of 24
