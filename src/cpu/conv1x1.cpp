@@ -30,10 +30,10 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   rows_ = g.block == 16 ? 12 : 6;
   block_px_ = kTiles * rows_;
   // A small map (7x7) is one block where a thread's share of the weights
-  // is more than half an L2 (1 MiB here), so that each thread reads it once,
-  // not once per block: ResNet50's layer4 1x1s read 1-2 MiB per thread
-  // (ResNet50 0.97x). DenseNet's block 4 (up to 0.5 MiB per thread) was 0.5 %
-  // slower so.
+  // (two threads taking half the output channels each) is more than half an
+  // L2 (1 MiB here), so that each thread reads it once, not once per block:
+  // ResNet50's layer4 1x1s read 1-2 MiB per thread (ResNet50 0.97x).
+  // DenseNet's block 4 (up to 0.5 MiB per thread) was 0.5 % slower so.
   const double share = static_cast<double>(g.ic) * g.oc * sizeof(float) / 2;
   if (g.hw <= kMaxBlockPixels && share > (512 << 10)) block_px_ = std::max(block_px_, g.hw);
   static_assert(kTiles * 12 <= kMaxBlockPixels);

@@ -1,9 +1,10 @@
-// Internal: a 1x1 convolution (stride 1 or 2) on channel-blocked tensors (nChw8c /
-// nChw16c, batch 1) that can apply a per-channel scale, shift and optional
-// ReLU to its input as it reads it, and add a residual as it writes: DenseNet's BatchNorm -> ReLU -> Conv1x1 on the
-// concatenated features, without writing the normalized copy of the whole
-// concatenation to memory and reading it back (the separate pass was ~10 % of
-// DenseNet121's forward pass).
+// Internal: a 1x1 convolution (stride 1 or 2) on channel-blocked tensors
+// (nChw8c / nChw16c, batch 1) that can apply a per-channel scale, shift and
+// optional ReLU to its input as it reads it, and add a residual as it
+// writes: DenseNet's BatchNorm -> ReLU -> Conv1x1 on the concatenated
+// features, without writing the normalized copy of the whole concatenation to
+// memory and reading it back (the separate pass was ~10 % of DenseNet121's
+// forward pass).
 //
 // Per register tile of pixels (12 with AVX-512, 6 with AVX2) the input is
 // normalized into a small packed buffer (rows of ic floats, in L1/L2), then
@@ -94,8 +95,9 @@ class Conv1x1Pre {
   std::size_t packed_weight_bytes() const { return sizeof(float) * g_.ic * g_.oc; }
 
  private:
-  static constexpr int kTiles = 4;  // register tiles of pixels per block (one packing, one pass over the weights)
-                                    // (maps of up to 64 pixels: one block)
+  // Register tiles of pixels per block (one packing, one pass over the
+  // weights); a small map with large weights is one block (constructor).
+  static constexpr int kTiles = 4;
   Conv1x1Geometry g_;
   int rows_ = 12;  // the GEMM's register-tile rows
   int block_px_ = 48;  // pixels per block

@@ -239,9 +239,10 @@ class Program final : public BuildContext, public detail::Executor {
   // more than one op before it (ResNet50's 7x7 3x3s: 9-17 MiB); what an
   // earlier op fetched is fetched again (cheap where it is still cached;
   // skipping it was slower: ResNet50 1.03x). Before, each op stopped at the
-  // next one that prefetches, at most 1 MiB: the same for the DenseNets,
-  // ~2 % slower for ResNet50. VINFER_PREFETCH_WEIGHTS=0: none. `vinfer info`
-  // shows it as "prefetch_weights: N ops fetch X MiB ahead".
+  // next one that prefetches, at most 1 MiB: the DenseNets the same within
+  // the noise, ResNet50 1.05x slower. VINFER_PREFETCH_WEIGHTS=0: none.
+  // `vinfer info` shows the sum of the windows as "prefetch_weights: N ops
+  // fetch X MiB ahead" (more than the weights: windows overlap).
   void plan_prefetch(ModelInfo& info) {
     const char* env = std::getenv("VINFER_PREFETCH_WEIGHTS");
     if (env && std::strcmp(env, "0") == 0) return;
