@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 
 #if defined(__linux__)
@@ -78,10 +79,31 @@ void AlignedFree::operator()(void* p) const {
   std::free(p);
 }
 
+namespace {
+bool huge_pages_wanted() {
+  const char* env = std::getenv("VINFER_HUGE_PAGES");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+}  // namespace
+
+std::string huge_page_state() {
+  if (!huge_pages_wanted()) return "off (VINFER_HUGE_PAGES=0)";
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  std::string modes;
+  std::getline(std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"), modes);
+  const auto open = modes.find('['), close = modes.find(']');
+  const std::string mode = open != std::string::npos && close > open ? modes.substr(open + 1, close - open - 1) : "";
+  if (mode.empty()) return "asked for, but this kernel has no transparent huge pages";
+  if (mode == "never") return "asked for, but not given (transparent huge pages: never)";
+  return "on for blocks from 64 KiB (transparent huge pages: " + mode + ")";
+#else
+  return "not available on this system";
+#endif
+}
+
 Block aligned_block(std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  const char* env = std::getenv("VINFER_HUGE_PAGES");
-  if (!(env && std::strcmp(env, "0") == 0) && bytes >= kHugeBlockBytes) {
+  if (huge_pages_wanted() && bytes >= kHugeBlockBytes) {
     AlignedFree d;
     if (bytes >= kChunk / 2) {
       if (void* p = map_huge(bytes, d.mapped)) return Block(p, d);

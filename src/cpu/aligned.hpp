@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <memory>
 #include <new>
+#include <string>
 
 namespace vinfer::cpu {
 
@@ -29,6 +30,11 @@ constexpr std::size_t kHugeBlockBytes = std::size_t{64} << 10;
 // possible from kHugeBlockBytes on, unless the environment has
 // VINFER_HUGE_PAGES=0).
 Block aligned_block(std::size_t bytes);
+
+// What aligned_block does about huge pages here, in words, for `vinfer info`:
+// on, off (VINFER_HUGE_PAGES=0), or asked for but not given (the kernel's
+// transparent huge pages set to "never", or none at all).
+std::string huge_page_state();
 
 // Kernels for channel block 8 need AVX2 + FMA, for block 16 AVX-512.
 inline bool simd_block_runs(int block) {

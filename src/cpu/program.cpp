@@ -226,6 +226,7 @@ class Program final : public BuildContext, public detail::Executor {
     scratch_ = aligned_block(scratch);
     for (auto& op : ops_) op->bind(eng_, [&](int b) { return address(b); }, scratch_.get());
     plan_prefetch(info);
+    info.passes.push_back("huge_pages: " + huge_page_state());
     info.arena_bytes = plan_.arena_bytes;
     info.naive_bytes = plan_.naive_bytes;
     info.nodes_executed = static_cast<int>(ops_.size());

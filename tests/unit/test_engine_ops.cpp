@@ -325,6 +325,28 @@ TEST(AlignedBlock, ZeroedAlignedAndDisjoint) {
   ::unsetenv("VINFER_HUGE_PAGES");
 }
 
+// `vinfer info` says what happens about huge pages: off with
+// VINFER_HUGE_PAGES=0, otherwise on or why not.
+TEST(AlignedBlock, InfoSaysWhetherHugePagesAreOn) {
+  Graph g;
+  const int x = g.add_input("x", {1, 16, 4, 4});
+  g.mark_output(g.add_node("Relu", {x})[0]);
+  auto line = [&] {
+    EngineOptions opt;
+    opt.threads = 1;
+    const Model m = Model::from_graph(g, "test", opt);
+    for (const std::string& p : m.info().passes)
+      if (p.rfind("huge_pages: ", 0) == 0) return p;
+    return std::string();
+  };
+  ::setenv("VINFER_HUGE_PAGES", "0", 1);
+  EXPECT_EQ(line(), "huge_pages: off (VINFER_HUGE_PAGES=0)");
+  ::unsetenv("VINFER_HUGE_PAGES");
+  const std::string on = line();
+  EXPECT_EQ(on.rfind("huge_pages: ", 0), 0u) << on;
+  EXPECT_EQ(on.find("off"), std::string::npos) << on;
+}
+
 // The cursor that spreads the next layers' weights over a kernel's GEMM
 // calls: every line of every span is prefetched, in runs of at most k lines
 // covered by k prefetches at most a line apart, each run at most one line
