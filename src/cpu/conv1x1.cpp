@@ -16,11 +16,15 @@ Conv1x1RowsFn rows_fn(int block) {
 }
 }  // namespace
 
+bool in_h_ok(const Conv1x1Geometry& g) { return g.in_h > 0 && g.in_w > 0; }
+
 bool Conv1x1Pre::supports(const Conv1x1Geometry& g) {
-  const bool strided = g.stride == 2 && g.ow > 0 && g.hw % g.ow == 0 && g.in_w >= 2 * g.ow - 1 &&
-                       g.in_h >= 2 * (g.hw / g.ow) - 1;
+  const auto out_size = [&](int in) { return (in + 2 * g.pad - g.kernel) / g.stride + 1; };
+  const bool map_ok = !g.gathers() || (g.ow > 0 && g.hw % g.ow == 0 && in_h_ok(g) && out_size(g.in_w) == g.ow &&
+                                       out_size(g.in_h) == g.hw / g.ow);
   return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 && g.ic % g.block == 0 && g.oc % g.block == 0 &&
-         (g.stride == 1 || strided);
+         (g.stride == 1 || g.stride == 2) && (g.kernel == 1 || g.kernel == 3) && g.pad >= 0 && g.pad < g.kernel &&
+         map_ok;
 }
 
 Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
@@ -34,17 +38,18 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   // L2 (1 MiB here), so that each thread reads it once, not once per block:
   // ResNet50's layer4 1x1s read 1-2 MiB per thread (ResNet50 0.97x).
   // DenseNet's block 4 (up to 0.5 MiB per thread) was 0.5 % slower so.
-  const double share = static_cast<double>(g.ic) * g.oc * sizeof(float) / 2;
+  const double share = static_cast<double>(g.depth()) * g.oc * sizeof(float) / 2;
   if (g.hw <= kMaxBlockPixels && share > (512 << 10)) block_px_ = std::max(block_px_, g.hw);
   static_assert(kTiles * 12 <= kMaxBlockPixels);
   const int L = g.block, group = 2 * L;
-  w_ = aligned_block(sizeof(float) * g.ic * g.oc);
+  const int K = g.depth(), taps = g.kernel * g.kernel;
+  w_ = aligned_block(sizeof(float) * K * g.oc);
   float* w = static_cast<float*>(w_.get());
   for (int o = 0; o < g.oc; ++o) {
     const int col0 = o / group * group, width = std::min(group, g.oc - col0);
-    for (int i = 0; i < g.ic; ++i)
-      w[static_cast<std::size_t>(col0) * g.ic + static_cast<std::size_t>(i) * width + (o - col0)] =
-          weights[static_cast<std::size_t>(o) * g.ic + i];
+    for (int k = 0; k < K; ++k)  // k = tap x ic + channel; OIHW holds [o][channel][tap]
+      w[static_cast<std::size_t>(col0) * K + static_cast<std::size_t>(k) * width + (o - col0)] =
+          weights[(static_cast<std::size_t>(o) * g.ic + k % g.ic) * taps + k / g.ic];
   }
   bias_.assign(g.oc, 0.f);
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
@@ -52,7 +57,7 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
 }
 
 std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
-  const std::size_t per_thread = (static_cast<std::size_t>(block_px_) * packed_ld(g_.ic) + 15) / 16 * 16;
+  const std::size_t per_thread = (static_cast<std::size_t>(block_px_) * packed_ld(g_.depth()) + 15) / 16 * 16;
   return sizeof(float) * per_thread * std::max(1, threads);
 }
 
@@ -66,7 +71,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   // Few (7x7 maps): each thread takes all pixels and a share of the output
   // channels, so that it reads only its share of the weights.
   const bool by_pixels = blocks >= 2 * threads || groups < threads;
-  const std::size_t per_thread = (static_cast<std::size_t>(block_px) * packed_ld(g_.ic) + 15) / 16 * 16;
+  const std::size_t per_thread = (static_cast<std::size_t>(block_px) * packed_ld(g_.depth()) + 15) / 16 * 16;
   Conv1x1Call call;
   call.src = src, call.w = static_cast<const float*>(w_.get()), call.bias = bias_.data();
   if (!scale_.empty()) call.pre_scale = scale_.data(), call.pre_shift = shift_.data();

@@ -30,7 +30,12 @@ struct Conv1x1Geometry {
   // Stride 2 (ResNet's downsampling shortcuts): the input is in_h x in_w and
   // the output ow pixels wide. Stride 1: the input has the output's pixels.
   int stride = 1, in_h = 0, in_w = 0, ow = 0;
-  std::size_t in_pixels() const { return stride == 1 ? static_cast<std::size_t>(hw) : static_cast<std::size_t>(in_h) * in_w; }
+  // A 3x3 window (kernel 3, padding pad) as a GEMM: each pixel's packed row
+  // holds its 9 taps' channels (im2col), ic x 9 long.
+  int kernel = 1, pad = 0;
+  bool gathers() const { return stride != 1 || kernel != 1; }
+  std::size_t in_pixels() const { return gathers() ? static_cast<std::size_t>(in_h) * in_w : static_cast<std::size_t>(hw); }
+  int depth() const { return ic * kernel * kernel; }  // the GEMM's k
 };
 
 // The most pixels a kernel call packs (conv1x1.cpp's blocks).
@@ -90,9 +95,9 @@ class Conv1x1Pre {
   void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
            const float* residual = nullptr) const;
 
-  // The packed weights (ic x oc floats).
+  // The packed weights (depth x oc floats).
   const void* packed_weights() const { return w_.get(); }
-  std::size_t packed_weight_bytes() const { return sizeof(float) * g_.ic * g_.oc; }
+  std::size_t packed_weight_bytes() const { return sizeof(float) * g_.depth() * g_.oc; }
 
  private:
   // Register tiles of pixels per block (one packing, one pass over the

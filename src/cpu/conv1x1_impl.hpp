@@ -17,24 +17,47 @@ struct Conv1x1Kernels {
 
   // packed[r][k] = max(x * scale + shift, pre_lo) (or x) for pixels [p0, p0 + n).
   static void pack(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
+    if (g.gathers()) return pack_gathered(g, a, p0, n, packed);
     const int K = g.ic, ld = packed_ld(K);
     const std::size_t plane = g.in_pixels() * L;
-    // Where each output pixel's input is (in pixels of the input map).
-    std::size_t at[kMaxBlockPixels];
-    for (int r = 0; r < n; ++r) {
-      const int p = p0 + r;
-      at[r] = g.stride == 1 ? static_cast<std::size_t>(p)
-                            : (static_cast<std::size_t>(p / g.ow) * g.in_w + p % g.ow) * g.stride;
-    }
     const V plo = I::set1(a.pre_lo);
     for (int c = 0; c < K; c += L) {
-      const float* x = a.src + (c / L) * plane;
+      const float* x = a.src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
       if (!a.pre_scale) {
-        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + at[r] * L));
+        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + r * L));
         continue;
       }
       const V s = I::load(a.pre_scale + c), t = I::load(a.pre_shift + c);
-      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + at[r] * L), s, t), plo));
+      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
+    }
+  }
+
+  // The same for a stride of 2 or a 3x3 window (im2col): k = tap x ic +
+  // channel, zero where the tap falls on the padding.
+  static void pack_gathered(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
+    const int IC = g.ic, ld = packed_ld(g.depth()), taps = g.kernel * g.kernel;
+    const std::size_t plane = g.in_pixels() * L;
+    // Where each output pixel's taps are (in pixels of the input map; -1: padding).
+    std::ptrdiff_t at[kMaxBlockPixels * 9];
+    for (int r = 0; r < n; ++r) {
+      const int oy = (p0 + r) / g.ow, ox = (p0 + r) % g.ow;
+      for (int t = 0; t < taps; ++t) {
+        const int iy = oy * g.stride + t / g.kernel - g.pad, ix = ox * g.stride + t % g.kernel - g.pad;
+        at[r * taps + t] = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w ? static_cast<std::ptrdiff_t>(iy) * g.in_w + ix : -1;
+      }
+    }
+    const V plo = I::set1(a.pre_lo), zero = I::zero();
+    for (int c = 0; c < IC; c += L) {
+      const float* x = a.src + (c / L) * plane;
+      const V s = a.pre_scale ? I::load(a.pre_scale + c) : zero, t = a.pre_scale ? I::load(a.pre_shift + c) : zero;
+      for (int r = 0; r < n; ++r)
+        for (int tap = 0; tap < taps; ++tap) {
+          const std::ptrdiff_t i = at[r * taps + tap];
+          float* out = packed + r * ld + tap * IC + c;
+          if (i < 0) I::store(out, zero);
+          else if (!a.pre_scale) I::store(out, I::load(x + i * L));
+          else I::store(out, I::max(I::fmadd(I::load(x + i * L), s, t), plo));
+        }
     }
   }
 
@@ -43,7 +66,7 @@ struct Conv1x1Kernels {
   template <int N, bool Res>
   static void tile(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width, const float* packed,
                    V vlo, V vhi, PrefetchCursor* pf) {
-    const int K = g.ic;
+    const int K = g.depth();
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
     const std::size_t at = (col / L) * plane + static_cast<std::size_t>(p0) * L;
     float* const o0 = a.dst + at;
@@ -85,7 +108,7 @@ struct Conv1x1Kernels {
       const int width = std::min(2 * L, oc1 - col);
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
-        const float* p = packed + static_cast<std::size_t>(r) * packed_ld(g.ic);
+        const float* p = packed + static_cast<std::size_t>(r) * packed_ld(g.depth());
         if (rows == I::R) tile<I::R, Res>(g, a, p0 + r, col, width, p, vlo, vhi, pf);
         else tail<Res>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, std::make_integer_sequence<int, I::R - 1>());
       }

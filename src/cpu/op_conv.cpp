@@ -300,13 +300,13 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
 }
 
 // vinfer's 1x1 kernel without a pre-activation, with the node's residual
-// Sum and clamp, if it takes the node: stride 1 or 2, batch 1, blocked input,
-// and by default only with AVX-512 on output maps of at most 14x14
-// (ResNet50's layer3/4 and its downsampling shortcuts, DenseNet's last
-// transitions), where each layer's weights are used by few pixels, so that
-// reading them from memory weighs, and vinfer's kernel prefetches the next
-// layers' weights while it runs; oneDNN's cannot. VINFER_CONV1X1=vinfer:
-// wherever the kernel runs; =onednn or =preact: never.
+// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2, or a 3x3 of
+// stride 2 (below), batch 1, blocked input, and by default only with AVX-512
+// on output maps of at most 14x14 (ResNet50's layer3/4 and its downsampling
+// shortcuts, DenseNet's last transitions), where each layer's weights are
+// used by few pixels, so that reading them from memory weighs, and vinfer's
+// kernel prefetches the next layers' weights while it runs; oneDNN's cannot.
+// VINFER_CONV1X1=vinfer: wherever the kernel runs; =onednn or =preact: never.
 bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
                          const TensorData& w, const TensorData* b, Form in_form) {
   const char* env = std::getenv("VINFER_CONV1X1");
@@ -320,12 +320,23 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
                           p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
                           p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
                           p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
-  if (in_form != Form::Blocked || xs[0] != 1 || !one_by_one || !epilogue_of(n, true, sum_input, lo, hi)) return false;
+  // ResNet's stride-2 3x3s (layer3/4: 2.4 and 9.4 MB of weights) as a GEMM
+  // over their 3x3 windows (oneDNN's direct convolution in the network:
+  // 0.55-0.61 and 0.67-0.79 ms; this 0.50 and 0.58-0.60; ResNet50 0.983).
+  // The stride-1 ones stay with the Winograd kernels and their timing (7x7
+  // ones as a GEMM too: 0.989, no better).
+  const bool three = w.shape.size() == 4 && w.shape[2] == 3 && w.shape[3] == 3 && p.group == 1 &&
+                     p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{1, 1} &&
+                     p.pads_end == std::vector<std::int64_t>{1, 1} && p.strides == std::vector<std::int64_t>{2, 2} &&
+                     (anywhere || w.numel() * sizeof(float) > (1 << 20));
+  if (in_form != Form::Blocked || xs[0] != 1 || !(one_by_one || three) || !epilogue_of(n, true, sum_input, lo, hi))
+    return false;
   Conv1x1Geometry geo;
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
   geo.block = channel_block();
   geo.stride = static_cast<int>(p.strides[0]);
   geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
+  if (three) geo.kernel = 3, geo.pad = 1;
   if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
@@ -334,8 +345,8 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = channel_block() == 16 ? "vinfer:conv1x1_avx512" : "vinfer:conv1x1_avx2";
-  op->flops = 2.0 * geo.ic * geo.oc * geo.hw;
+  op->impl = std::string(three ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") + (channel_block() == 16 ? "_avx512" : "_avx2");
+  op->flops = 2.0 * geo.depth() * geo.oc * geo.hw;
   ctx.add(std::move(op));
   return true;
 }

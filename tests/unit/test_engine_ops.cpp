@@ -202,9 +202,9 @@ TEST(Winograd, F43MatchesDirectConvolution) {
 
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
 // channel blocks, with and without the pre-activation (and its ReLU), bias,
-// residual, clamps, stride 1 and 2, maps split by pixels and (few pixels) by
-// output channels, partial register tiles, an odd number of output vectors,
-// 1-3 threads.
+// residual, clamps, stride 1 and 2, 3x3 windows with padding, maps split by
+// pixels and (few pixels) by output channels, partial register tiles, an odd
+// number of output vectors, 1-3 threads.
 TEST(Conv1x1Pre, MatchesPlainLoops) {
   enum Pre { None, Affine, AffineRelu };
   struct Case {
@@ -212,7 +212,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     Pre pre;
     bool bias, residual;
     float lo, hi;
-    int in_h = 0, in_w = 0;  // stride 2 from this input map (hw: unused)
+    int in_h = 0, in_w = 0;  // gathered from this input map (hw: unused), by default a 1x1 of stride 2
+    int kernel = 1, stride = 2, pad = 0;
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
@@ -231,23 +232,39 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       {64, 96, 0, 16, None, true, true, 0.f, inf, 14, 14},    // stride 2 (ResNet's shortcut): 14x14 -> 7x7
       {32, 48, 0, 16, None, false, false, -inf, inf, 13, 11},  // stride 2, odd sizes: 13x11 -> 7x6
       {16, 24, 0, 8, None, true, true, 0.f, inf, 28, 27},     // AVX2, stride 2: 28x27 -> 14x14, blocks of 24
+      // 3x3 windows as a GEMM (im2col): ResNet's stride-2 3x3 (14x14 -> 7x7,
+      // one block, channel split), odd sizes, stride 1, a pre-activation
+      // (padding stays zero), AVX2.
+      {512, 272, 0, 16, None, true, true, 0.f, inf, 14, 14, 3, 2, 1},
+      {32, 48, 0, 16, None, true, false, -inf, inf, 13, 10, 3, 2, 1},
+      {32, 32, 0, 16, None, false, true, 0.f, inf, 9, 11, 3, 1, 1},
+      {48, 32, 0, 16, AffineRelu, true, false, -inf, inf, 8, 8, 3, 2, 1},
+      {24, 16, 0, 8, None, true, true, 0.f, inf, 15, 16, 3, 2, 1},
   };
   for (const Case& c : cases) {
     cpu::Conv1x1Geometry g;
     g.ic = c.ic, g.oc = c.oc, g.hw = c.hw, g.block = c.block;
     if (c.in_h > 0) {
-      g.stride = 2, g.in_h = c.in_h, g.in_w = c.in_w, g.ow = (c.in_w + 1) / 2;
-      g.hw = (c.in_h + 1) / 2 * g.ow;
+      g.stride = c.stride, g.kernel = c.kernel, g.pad = c.pad, g.in_h = c.in_h, g.in_w = c.in_w;
+      g.ow = (c.in_w + 2 * c.pad - c.kernel) / c.stride + 1;
+      g.hw = ((c.in_h + 2 * c.pad - c.kernel) / c.stride + 1) * g.ow;
     }
-    const int hw = g.hw, in_px = static_cast<int>(g.in_pixels());
-    if (!cpu::Conv1x1Pre::supports(g)) continue;
-    const TensorData x = test::random_tensor({c.ic, in_px}, 21), w = test::random_tensor({c.oc, c.ic}, 22),
+    const int hw = g.hw, in_px = static_cast<int>(g.in_pixels()), taps = g.kernel * g.kernel;
+    if (!cpu::Conv1x1Pre::supports(g)) {
+      EXPECT_FALSE(cpu::simd_block_runs(c.block)) << "ic " << c.ic << " oc " << c.oc << " kernel " << c.kernel;
+      continue;
+    }
+    const TensorData x = test::random_tensor({c.ic, in_px}, 21), w = test::random_tensor({c.oc, c.ic * taps}, 22),
                      b = test::random_tensor({c.oc}, 23), sc = test::random_tensor({c.ic}, 24),
                      sh = test::random_tensor({c.ic}, 25), r = test::random_tensor({c.oc, hw}, 26);
     // Blocked index of channel ch, pixel p of a map of `px` pixels.
     auto at = [&](int ch, int p, int px) { return (static_cast<std::size_t>(ch / c.block) * px + p) * c.block + ch % c.block; };
-    // The input pixel output pixel p reads.
-    auto from = [&](int p) { return g.stride == 1 ? p : (p / g.ow) * 2 * g.in_w + p % g.ow * 2; };
+    // The input pixel that tap t of output pixel p reads, or -1 (padding).
+    auto from = [&](int p, int t) {
+      if (c.in_h == 0) return p;
+      const int iy = p / g.ow * g.stride + t / g.kernel - g.pad, ix = p % g.ow * g.stride + t % g.kernel - g.pad;
+      return iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w ? iy * g.in_w + ix : -1;
+    };
     std::vector<float> src(static_cast<std::size_t>(c.ic) * in_px), res(static_cast<std::size_t>(c.oc) * hw),
         want(res.size());
     for (int i = 0; i < c.ic; ++i)
@@ -258,12 +275,15 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     for (int o = 0; o < c.oc; ++o)
       for (int p = 0; p < hw; ++p) {
         double acc = c.bias ? b.f[o] : 0.0;
-        for (int i = 0; i < c.ic; ++i) {
-          double v = x.f[static_cast<std::size_t>(i) * in_px + from(p)];
-          if (c.pre != None) v = v * sc.f[i] + sh.f[i];
-          if (c.pre == AffineRelu) v = std::max(v, 0.0);
-          acc += v * w.f[static_cast<std::size_t>(o) * c.ic + i];
-        }
+        for (int i = 0; i < c.ic; ++i)
+          for (int t = 0; t < taps; ++t) {
+            const int q = from(p, t);
+            if (q < 0) continue;  // zero padding (after the pre-activation)
+            double v = x.f[static_cast<std::size_t>(i) * in_px + q];
+            if (c.pre != None) v = v * sc.f[i] + sh.f[i];
+            if (c.pre == AffineRelu) v = std::max(v, 0.0);
+            acc += v * w.f[(static_cast<std::size_t>(o) * c.ic + i) * taps + t];
+          }
         if (c.residual) acc += res[at(o, p, hw)];
         scale = std::max(scale, std::fabs(acc));
         want[at(o, p, hw)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
@@ -279,8 +299,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       omp_set_num_threads(threads);
       k.run(src.data(), dst.data(), scratch.get(), threads, nullptr, residual);
       const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << hw << " stride " << g.stride
-                                    << " block " << c.block << " threads " << threads;
+      EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << hw << " kernel " << g.kernel
+                                    << " stride " << g.stride << " block " << c.block << " threads " << threads;
       std::vector<float> again(want.size(), NAN);
       const std::vector<cpu::ByteSpan> next = {{x.f.data(), x.f.size() * sizeof(float)}, {w.f.data(), 100}};
       k.run(src.data(), again.data(), scratch.get(), threads, &next, residual);
@@ -574,17 +594,19 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
   }
 }
 
-// ResNet's 1x1 convolutions on a small map: vinfer's kernel runs them
-// (AVX-512 by default; VINFER_CONV1X1=vinfer for the AVX2 kernel): a
-// bottleneck's first (stride 2 here) and last, and the downsampling shortcut
-// (stride 2) with the residual Sum and the ReLU after it fused;
-// VINFER_CONV1X1=onednn gives oneDNN's. Same results either way.
+// A ResNet bottleneck's downsampling on a small map: vinfer's kernel runs
+// its convolutions (AVX-512 by default; VINFER_CONV1X1=vinfer for the AVX2
+// kernel): the 3x3 of stride 2 as a GEMM over its windows, the last 1x1,
+// and the downsampling shortcut (a 1x1 of stride 2) with the residual Sum and
+// the ReLU after it fused; VINFER_CONV1X1=onednn gives oneDNN's. Same
+// results either way.
 TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
   Graph g;
   const int x = g.add_input("x", {1, 64, 14, 14});
   const std::map<std::string, AttrValue> stride2 = {{"strides", Ints{2, 2}}};
-  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({32, 64, 1, 1}, 61)),
-                                     g.add_constant("b1", test::random_tensor({32}, 62))}, stride2)[0];
+  const int c1 = g.add_node("Conv", {x, g.add_constant("w1", test::random_tensor({32, 64, 3, 3}, 61)),
+                                     g.add_constant("b1", test::random_tensor({32}, 62))},
+                            {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})[0];
   const int r1 = g.add_node("Relu", {c1})[0];
   const int c2 = g.add_node("Conv", {r1, g.add_constant("w2", test::random_tensor({64, 32, 1, 1}, 63)),
                                      g.add_constant("b2", test::random_tensor({64}, 64))})[0];
@@ -610,7 +632,9 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
     ASSERT_EQ(impls.size(), 3u) << ::testing::PrintToString(impls);
     EXPECT_EQ(m.info().nodes_executed, 5) << setting;
     const bool own = runs && std::string(setting) == "vinfer";
-    for (const std::string& impl : impls) EXPECT_EQ(impl.rfind("vinfer:conv1x1_avx", 0) == 0, own) << impl;
+    ASSERT_EQ(impls.size(), 3u);
+    EXPECT_EQ(impls[0].rfind("vinfer:conv3x3_gemm_avx", 0) == 0, own) << impls[0];
+    for (std::size_t i = 1; i < 3; ++i) EXPECT_EQ(impls[i].rfind("vinfer:conv1x1_avx", 0) == 0, own) << impls[i];
   }
 }
 
