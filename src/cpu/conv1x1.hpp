@@ -12,7 +12,9 @@
 // channels: [oc / 2L][ic][2L]) in the same GEMM register tiles as Winograd's;
 // bias, the residual and the output clamp are applied as the accumulators are
 // stored. Without a pre-activation it runs ResNet's 1x1s on small maps, where
-// it lets the layer prefetch the next layers' weights (prefetch.hpp).
+// it lets the layer prefetch the next layers' weights (prefetch.hpp), and,
+// packing each pixel's 3x3 window into its row (im2col), ResNet's stride-2
+// 3x3s.
 #pragma once
 #include <cstddef>
 #include <limits>
