@@ -8,12 +8,16 @@
 //
 //   bench_ab MODEL.onnx [--threads N] [--rounds R] [--block B] -- "" "VAR=V VAR2=W" ...
 //
-// Prints each configuration's p50 and its ratio to the first one's, and the
-// median of the per-round ratios (each round runs every configuration).
-// Timed 3x3 choices come from the file $VINFER_TUNE_CACHE (a configuration
-// may set it; "" for none) and are kept there, so that configurations do not
-// differ by a close call timed differently on a busy host; without it every
-// configuration is timed afresh.
+// Prints each configuration's p50 and its ratio to the first one's, the
+// median of the per-round ratios (each round runs every configuration), and
+// that median over the slowest third of the rounds (by the first
+// configuration's time): how a choice fares while the host is busy.
+// Timed 3x3 choices: the process keeps the first choice made for each layer
+// shape (tune.hpp), so every configuration runs the first one's, which come
+// from the file $VINFER_TUNE_CACHE if set (a configuration may set it; ""
+// for none; kept there for the next run) or are timed while it loads. A
+// later configuration's cache file adds only shapes not yet chosen:
+// comparing different timed choices takes separate processes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -78,6 +82,7 @@ int main(int argc, char** argv) try {
 
   const std::size_t n = models.size();
   std::vector<std::vector<double>> ms(n), ratios(n);
+  std::vector<double> base_round;  // the first configuration's p50 per round
   for (int r = 0; r < rounds; ++r) {
     std::vector<double> round_p50(n);
     for (std::size_t k = 0; k < n; ++k) {
@@ -93,15 +98,23 @@ int main(int argc, char** argv) try {
       round_p50[k] = median(t);
     }
     for (std::size_t k = 0; k < n; ++k) ratios[k].push_back(round_p50[k] / round_p50[0]);
+    base_round.push_back(round_p50[0]);
   }
+  std::vector<std::size_t> slow(base_round.size());
+  for (std::size_t r = 0; r < slow.size(); ++r) slow[r] = r;
+  std::sort(slow.begin(), slow.end(), [&](std::size_t a, std::size_t b) { return base_round[a] > base_round[b]; });
+  slow.resize(std::max<std::size_t>(1, slow.size() / 3));
   std::printf("%s, %d threads, %d rounds of %d passes per configuration (first of each block not counted)\n",
               path.c_str(), models[0].threads(), rounds, block);
   const double base = vinfer::summarize(ms[0]).p50;
   for (std::size_t k = 0; k < n; ++k) {
     const auto s = vinfer::summarize(ms[k]);
     const auto q = std::minmax_element(ratios[k].begin(), ratios[k].end());
-    std::printf("  p50 %8.3f ms  min %8.3f  ratio %.3f  per-round ratio median %.3f [%.3f-%.3f]  %s\n", s.p50, s.min,
-                s.p50 / base, median(ratios[k]), *q.first, *q.second, configs[k].empty() ? "(default)" : configs[k].c_str());
+    std::vector<double> slow_ratios;
+    for (std::size_t r : slow) slow_ratios.push_back(ratios[k][r]);
+    std::printf("  p50 %8.3f ms  min %8.3f  ratio %.3f  per-round ratio median %.3f [%.3f-%.3f], slowest third %.3f  %s\n",
+                s.p50, s.min, s.p50 / base, median(ratios[k]), *q.first, *q.second, median(slow_ratios),
+                configs[k].empty() ? "(default)" : configs[k].c_str());
   }
   return 0;
 } catch (const std::exception& e) {
