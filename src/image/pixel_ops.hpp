@@ -19,10 +19,17 @@ inline std::uint8_t round_u8(float v) {
   return static_cast<std::uint8_t>(std::lrint(v));
 }
 
-// OpenCV's vertical passes on u8 as its SIMD code computes them. OpenCV 5 runs
-// the vector formula over whole rows (tails included), so it is the only one.
+// Rounds half to even (as lrint and cvtps2dq do) for |v| < 2^22: adding and
+// subtracting 1.5 x 2^23 leaves no fraction bits. Unlike lrint, it vectorizes.
+inline float round_even_small(float v) {
+  constexpr float k = 12582912.f;
+  return (v + k) - k;
+}
+
+// OpenCV's vertical passes on u8 as its SIMD code computes them.
 
 // VResizeLinearVec_32s8u: drop 4 bits, 16-bit high multiply, round by 2 bits.
+// OpenCV 5 runs this formula over whole rows (tails included).
 inline int cv_vlinear_simd(int s0, int s1, int b0, int b1) {
   const int a = static_cast<std::int16_t>(std::clamp(s0 >> 4, -32768, 32767));
   const int b = static_cast<std::int16_t>(std::clamp(s1 >> 4, -32768, 32767));
@@ -30,23 +37,31 @@ inline int cv_vlinear_simd(int s0, int s1, int b0, int b1) {
   return (sum + 2) >> 2;
 }
 
-// VResizeCubicVec_32s8u: float sum of the 4 taps, rounded to nearest even.
-inline int cv_vcubic_simd(const int* col, int stride, const int* b) {
+// VResizeCubic on a u8 row of n elements from the four rows s[0..3] of
+// horizontal sums (11-bit weights b). OpenCV's 128-bit SIMD kernel
+// (VResizeCubicVec_32s8u, 8 elements a step, no FMA in x86 builds) takes the
+// first n / 8 * 8 elements in float, S0 b0 + (S1 b1 + (S2 b2 + S3 b3)) with
+// every product and sum rounded, then rounds half to even; its scalar loop
+// takes the rest in fixed point. (opencv-python on x86 hands 1-, 3- and
+// 4-channel images of at least 4x4 pixels to Intel IPP instead, unless
+// cv2.ipp.setUseIPP(False): docs/compat.md.)
+inline void cv_vertical_cubic_u8(const int* const s[4], const std::int32_t* b, std::uint8_t* d, int n) {
   const float scale = 1.f / (2048.f * 2048.f);
-  float s = static_cast<float>(col[0]) * (static_cast<float>(b[0]) * scale);
-  s = s + static_cast<float>(col[stride]) * (static_cast<float>(b[1]) * scale);
-  s = s + static_cast<float>(col[2 * stride]) * (static_cast<float>(b[2]) * scale);
-  s = s + static_cast<float>(col[3 * stride]) * (static_cast<float>(b[3]) * scale);
-  return static_cast<int>(std::lrint(s));
-}
-
-// The same for images under 4 pixels tall, where clamped taps merged into fewer
-// than 4 rows (the sum of the merged weights, in the same float order).
-inline int cv_vcubic_short(const int* col, int stride, const int* b, int taps) {
-  const float scale = 1.f / (2048.f * 2048.f);
-  float s = 0.f;
-  for (int k = 0; k < taps; ++k) s = s + static_cast<float>(col[k * stride]) * (static_cast<float>(b[k]) * scale);
-  return static_cast<int>(std::lrint(s));
+  const float f0 = static_cast<float>(b[0]) * scale, f1 = static_cast<float>(b[1]) * scale,
+              f2 = static_cast<float>(b[2]) * scale, f3 = static_cast<float>(b[3]) * scale;
+  const int vector_end = n / 8 * 8;
+  for (int i = 0; i < vector_end; ++i) {
+    float acc = static_cast<float>(s[3][i]) * f3;
+    acc = static_cast<float>(s[2][i]) * f2 + acc;
+    acc = static_cast<float>(s[1][i]) * f1 + acc;
+    acc = static_cast<float>(s[0][i]) * f0 + acc;
+    d[i] = sat_u8(static_cast<int>(round_even_small(acc)));
+  }
+  for (int i = vector_end; i < n; ++i) {
+    const std::int64_t sum = static_cast<std::int64_t>(s[0][i]) * b[0] + static_cast<std::int64_t>(s[1][i]) * b[1] +
+                             static_cast<std::int64_t>(s[2][i]) * b[2] + static_cast<std::int64_t>(s[3][i]) * b[3];
+    d[i] = sat_u8(static_cast<int>((sum + (1 << 21)) >> 22));
+  }
 }
 
 inline std::uint8_t cv_area_fast_value(int sum, int sx, int sy) {

@@ -2,6 +2,7 @@
 // SIMD kernels, reusable scratch and rows split across threads.
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 #include <cstring>
 #include <vector>
 
@@ -235,6 +236,17 @@ struct Resizer::Impl {
         });
   }
 
+  // Four integer taps per output pixel of C channels (OpenCV's u8 bicubic).
+  template <int C>
+  static void cv_horizontal_4taps(const std::uint8_t* s, int* d, int ow, const detail::AxisTaps& t) {
+    for (int x = 0; x < ow; ++x) {
+      const std::int32_t* w = &t.fixed[static_cast<std::size_t>(x) * 4];
+      const std::uint8_t* sp = s + t.start[x] * C;
+      for (int c = 0; c < C; ++c)
+        d[x * C + c] = w[0] * sp[c] + w[1] * sp[C + c] + w[2] * sp[2 * C + c] + w[3] * sp[3 * C + c];
+    }
+  }
+
   // OpenCV's integer paths: horizontal into int rows (only the rows the
   // vertical pass reads, as OpenCV does), then vertical with OpenCV's rounding.
   void cv_fixed(const ImageView<std::uint8_t>& in, ImageU8& out, int threads) {
@@ -257,6 +269,13 @@ struct Resizer::Impl {
                                              p.x.packed2.data() + done, p.x.packed2_safe_end - done);
         return;
       }
+      if (m == 4 && (C == 1 || C == 3 || C == 4)) {  // bicubic: the taps and channels unrolled
+        const auto run = [&](auto channels) { cv_horizontal_4taps<decltype(channels)::value>(s, d, ow, p.x); };
+        if (C == 1) run(std::integral_constant<int, 1>());
+        else if (C == 3) run(std::integral_constant<int, 3>());
+        else run(std::integral_constant<int, 4>());
+        return;
+      }
       for (int x = 0; x < ow; ++x) {
         const std::int32_t* w = &p.x.fixed[static_cast<std::size_t>(x) * m];
         const std::uint8_t* sp = s + p.x.start[x] * C;
@@ -269,22 +288,19 @@ struct Resizer::Impl {
     };
     if (linear) {
       separable_banded<int>(
-          oh, threads, 2, static_cast<std::size_t>(row), [&](int y, int k) { return p.y.pair_index[2 * y + k]; },
+          oh, threads, 2, static_cast<std::size_t>(row), [&](int y, int k) { return p.y.cv_index[2 * y + k]; },
           horiz, [&](int y, const int* const* rows) {
-            const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
+            const std::int32_t* pw = &p.y.cv_weight[2 * static_cast<std::size_t>(y)];
             detail::cv_vertical_linear_u8(rows[0], rows[1], pw[0], pw[1], out.row(y), row);
           });
       return;
     }
-    // Cubic: the vertical kernel reads a window's four rows at a fixed stride,
-    // so the rows go to one buffer in source order.
+    // Cubic: every source row any output reads, horizontally once, then
+    // each output row from its four (clamped, possibly repeated) rows.
     row_slot.assign(H, -1);
     used_rows.clear();
-    auto use = [&](int r) {
+    for (int r : p.y.cv_index)
       if (row_slot[r] < 0) row_slot[r] = 0, used_rows.push_back(r);
-    };
-    for (int y = 0; y < oh; ++y)
-      for (int k = 0; k < p.y.max_taps; ++k) use(p.y.start[y] + k);
     std::sort(used_rows.begin(), used_rows.end());
     for (std::size_t i = 0; i < used_rows.size(); ++i) row_slot[used_rows[i]] = static_cast<int>(i);
     tmp_i32.resize(used_rows.size() * row);
@@ -294,15 +310,9 @@ struct Resizer::Impl {
     auto srow = [&](int r) { return tmp_i32.data() + static_cast<std::size_t>(row_slot[r]) * row; };
     detail::parallel_for(oh, threads, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
-        std::uint8_t* d = out.row(y);
-        const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
-        // Every row of a window is in use, so a window's rows have consecutive slots.
-        const int* s0 = srow(p.y.start[y]);
-        if (p.y.max_taps == 4) {
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_simd(s0 + i, row, w));
-        } else {  // fewer than 4 source rows
-          for (int i = 0; i < row; ++i) d[i] = detail::sat_u8(detail::cv_vcubic_short(s0 + i, row, w, p.y.max_taps));
-        }
+        const int* pi = &p.y.cv_index[4 * static_cast<std::size_t>(y)];
+        const int* const rows[4] = {srow(pi[0]), srow(pi[1]), srow(pi[2]), srow(pi[3])};
+        detail::cv_vertical_cubic_u8(rows, &p.y.cv_weight[4 * static_cast<std::size_t>(y)], out.row(y), row);
       }
     });
   }

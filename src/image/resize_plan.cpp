@@ -472,8 +472,8 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
   const bool cubic = f == Filter::Bicubic;
   const bool area = f == Filter::Area;
   const int ksize = cubic ? 4 : 2, ksize2 = ksize / 2;
-  std::vector<int> pair_index;
-  std::vector<std::int32_t> pair_weight;
+  std::vector<int> cv_index;
+  std::vector<std::int32_t> cv_weight;
   for (int dx = 0; dx < out; ++dx) {
     float fx;
     int sx;
@@ -495,15 +495,16 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
       // Integer weights are rounded per tap, exactly as OpenCV stores them.
       const short fixed = cv_round_short(c[k] * 2048.f);
       b.add(dx, src, u8 ? static_cast<double>(fixed) : c[k]);
-      if (u8 && !cubic) {
-        pair_index.push_back(src);
-        pair_weight.push_back(fixed);
+      if (u8) {
+        cv_index.push_back(src);
+        cv_weight.push_back(fixed);
       }
     }
   }
   AxisTaps t = b.finish();
-  t.pair_index = std::move(pair_index);
-  t.pair_weight = std::move(pair_weight);
+  if (u8) t.cv_ksize = ksize;
+  t.cv_index = std::move(cv_index);
+  t.cv_weight = std::move(cv_weight);
   if (u8) {
     t.fixed.resize(t.weight.size());
     for (std::size_t i = 0; i < t.weight.size(); ++i) t.fixed[i] = static_cast<std::int32_t>(t.weight[i]);

@@ -62,10 +62,12 @@ struct AxisTaps {
   // odd output in the upper half). Empty where the kernel does not apply.
   std::vector<std::int8_t> digits3;
   int digits3_regs = 0, digits3_count = 0;
-  // OpenCV INTER_LINEAR on u8 only: the two taps as OpenCV keeps them, unmerged
-  // even when both clamp to the same edge row (its vertical rounding is per tap).
-  std::vector<int> pair_index;           // 2 per output
-  std::vector<std::int32_t> pair_weight;  // 2 per output
+  // OpenCV INTER_LINEAR / INTER_CUBIC on u8 only: its own taps (2 or 4 per
+  // output), unmerged even where several clamp to the same edge row (its
+  // vertical pass rounds per tap).
+  int cv_ksize = 0;
+  std::vector<int> cv_index;           // cv_ksize per output
+  std::vector<std::int32_t> cv_weight;  // cv_ksize per output
   // ... and the two contiguous taps packed as 16-bit pairs for the gray gather
   // kernel (max_taps == 2), with the outputs whose 4-byte load stays in the row.
   std::vector<std::int32_t> packed2;

@@ -94,7 +94,7 @@ void pil_fixed(const ImageView<std::uint8_t>& src, const ResizePlan& p, std::uin
 }
 
 // OpenCV u8: 11-bit weights horizontally into int, then the vertical pass as
-// OpenCV's 128-bit SIMD code computes it (its scalar tail rounds differently).
+// OpenCV computes it (pixel_ops.hpp).
 void cv_fixed(const ImageView<std::uint8_t>& in, const ResizePlan& p, std::uint8_t* out, int ow, int oh) {
   const int C = in.channels, H = in.height, row = ow * C;
   std::vector<int> tmp(static_cast<std::size_t>(H) * row);
@@ -105,20 +105,17 @@ void cv_fixed(const ImageView<std::uint8_t>& in, const ResizePlan& p, std::uint8
         for (int k = 0; k < p.x.max_taps; ++k) acc += p.x.fixed[x * p.x.max_taps + k] * in.row(y)[(p.x.start[x] + k) * C + c];
         tmp[static_cast<std::size_t>(y) * row + x * C + c] = acc;
       }
+  const auto src_row = [&](int r) { return &tmp[static_cast<std::size_t>(r) * row]; };
   for (int y = 0; y < oh; ++y) {
-    const int* w = &p.y.fixed[static_cast<std::size_t>(y) * p.y.max_taps];
-    for (int i = 0; i < row; ++i) {
-      int v;
-      if (p.arith == Arith::CvLinearFixed) {
-        const int* pi = &p.y.pair_index[2 * static_cast<std::size_t>(y)];
-        const int* pw = &p.y.pair_weight[2 * static_cast<std::size_t>(y)];
-        v = detail::cv_vlinear_simd(tmp[static_cast<std::size_t>(pi[0]) * row + i],
-                                    tmp[static_cast<std::size_t>(pi[1]) * row + i], pw[0], pw[1]);
-      } else {
-        const int* col = &tmp[static_cast<std::size_t>(p.y.start[y]) * row + i];
-        v = p.y.max_taps == 4 ? detail::cv_vcubic_simd(col, row, w) : detail::cv_vcubic_short(col, row, w, p.y.max_taps);
-      }
-      out[static_cast<std::size_t>(y) * row + i] = detail::sat_u8(v);
+    const int* pi = &p.y.cv_index[static_cast<std::size_t>(y) * p.y.cv_ksize];
+    const std::int32_t* pw = &p.y.cv_weight[static_cast<std::size_t>(y) * p.y.cv_ksize];
+    std::uint8_t* d = out + static_cast<std::size_t>(y) * row;
+    if (p.arith == Arith::CvLinearFixed) {
+      for (int i = 0; i < row; ++i)
+        d[i] = detail::sat_u8(detail::cv_vlinear_simd(src_row(pi[0])[i], src_row(pi[1])[i], pw[0], pw[1]));
+    } else {
+      const int* const rows[4] = {src_row(pi[0]), src_row(pi[1]), src_row(pi[2]), src_row(pi[3])};
+      detail::cv_vertical_cubic_u8(rows, pw, d, row);
     }
   }
 }

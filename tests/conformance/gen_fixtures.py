@@ -92,6 +92,10 @@ def pil_cases(ins, paths):
 def cv_cases(ins, paths):
     import cv2
     versions["opencv"] = cv2.__version__
+    # OpenCV's own code. opencv-python on x86 hands u8 INTER_CUBIC on 1, 3 and 4
+    # channels to Intel IPP, whose rounding differs (docs/compat.md); no other
+    # mode here goes to IPP.
+    cv2.ipp.setUseIPP(False)
     filters = {"nearest": cv2.INTER_NEAREST, "nearest-exact": cv2.INTER_NEAREST_EXACT, "bilinear": cv2.INTER_LINEAR,
                "bicubic": cv2.INTER_CUBIC, "area": cv2.INTER_AREA}
     sizes = SIZES + [(48, 41)]  # roughly 2x down; the exact 2x case below
@@ -100,10 +104,23 @@ def cv_cases(ins, paths):
             for (w, h) in sizes:
                 out = cv2.resize(ins[kind], (w, h), interpolation=f)
                 cid = f"opencv_{fname}_{kind}_{w}x{h}"
-                # Known difference (docs/compat.md): OpenCV 5's u8 INTER_CUBIC differs by 1 level on ~2% of pixels.
-                tol = 1 if fname == "bicubic" else 0
                 cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "opencv", "filter": fname,
-                              "width": w, "height": h, "dtype": "u8", "tol": tol, **expected(out, cid)})
+                              "width": w, "height": h, "dtype": "u8", "tol": 0, **expected(out, cid)})
+    # 12 x 3 = 36 values a row: OpenCV's vertical bicubic takes the last 4 in
+    # fixed point, not in float as the first 32 (one pixel here tells them apart).
+    out = cv2.resize(ins["rgb"], (12, 29), interpolation=cv2.INTER_CUBIC)
+    cases.append({"id": "opencv_bicubic_rgb_tail_12x29", "op": "resize", "input": paths["rgb"], "compat": "opencv",
+                  "filter": "bicubic", "width": 12, "height": 29, "dtype": "u8", "tol": 0,
+                  **expected(out, "opencv_bicubic_rgb_tail_12x29")})
+    # Inputs under 4 pixels on a side: every tap clamps, rows and columns repeat.
+    tiny = ins["rgb"][40:43, 50:55]  # 5 x 3
+    p = save_png(tiny, "in_rgb_tiny.png")
+    for fname in ("bilinear", "bicubic"):
+        for (w, h) in ((7, 5), (2, 9)):
+            out = cv2.resize(tiny, (w, h), interpolation=filters[fname])
+            cid = f"opencv_{fname}_tiny_{w}x{h}"
+            cases.append({"id": cid, "op": "resize", "input": p, "compat": "opencv", "filter": fname,
+                          "width": w, "height": h, "dtype": "u8", "tol": 0, **expected(out, cid)})
     # Exact integer factors take OpenCV's fast area path (and LINEAR at 2x becomes AREA).
     even = ins["rgb"][:82, :96]
     p = save_png(even, "in_rgb_even.png")
@@ -114,7 +131,7 @@ def cv_cases(ins, paths):
                 continue
             cid = f"opencv_{fname}_even_div{k}"
             cases.append({"id": cid, "op": "resize", "input": p, "compat": "opencv", "filter": fname,
-                          "width": 96 // k, "height": 82 // k, "dtype": "u8", "tol": 1 if fname == "bicubic" else 0,
+                          "width": 96 // k, "height": 82 // k, "dtype": "u8", "tol": 0,
                           **expected(out, cid)})
 
 
