@@ -21,10 +21,12 @@ const vinfer::ImageU8& photo(vinfer::PixelFormat f) {
   return img;
 }
 
-void BM_Resize(benchmark::State& st, vinfer::Compat c, vinfer::Filter f, vinfer::PixelFormat fmt, bool f32) {
+void BM_Resize(benchmark::State& st, vinfer::Compat c, vinfer::Filter f, vinfer::PixelFormat fmt, bool f32,
+               bool antialias = false) {
   vinfer::ResizeSpec s;
   s.compat = c;
   s.filter = f;
+  s.antialias = antialias;
   vinfer::Resizer r(s);
   const auto& img = photo(fmt);
   vinfer::ImageU8 o8;
@@ -45,6 +47,8 @@ BENCHMARK_CAPTURE(BM_Resize, pil_bilinear_rgb, C::Pil, F::Bilinear, P::RGB, fals
 BENCHMARK_CAPTURE(BM_Resize, opencv_linear_gray, C::OpenCv, F::Bilinear, P::Gray, false);
 BENCHMARK_CAPTURE(BM_Resize, opencv_area_gray, C::OpenCv, F::Area, P::Gray, false);
 BENCHMARK_CAPTURE(BM_Resize, tf_bilinear_gray_f32, C::Tf, F::Bilinear, P::Gray, true);
+BENCHMARK_CAPTURE(BM_Resize, torch_bilinear_aa_rgb, C::Torch, F::Bilinear, P::RGB, false, true);
+BENCHMARK_CAPTURE(BM_Resize, opencv_cubic_rgb, C::OpenCv, F::Bicubic, P::RGB, false);
 
 // threads 2: DCT-scaled or luma-only files go to vinfer's own scan decoder
 // (two-thread Huffman decoding); threads 1: libjpeg-turbo. Side by side they

@@ -1,8 +1,9 @@
 // vinfer/resize.hpp: image resizing that reproduces each framework's rule by name.
 //
 // A ResizeSpec names the framework (compat) and the filter; the result is the
-// one that framework computes: identical bytes for Pillow and OpenCV on uint8,
-// within 1e-4 (on a 0-255 scale) of PyTorch and TensorFlow on float32.
+// one that framework computes: identical bytes for Pillow, OpenCV and PyTorch
+// (F.interpolate on a uint8 tensor) on uint8, within 1e-4 (on a 0-255 scale) of
+// PyTorch and TensorFlow on float32. docs/compat.md has the details.
 //
 //   vinfer::ResizeSpec spec;
 //   spec.compat = vinfer::Compat::Pil;
@@ -68,7 +69,7 @@ class Resizer {
 
   // Streaming, for overlapping a resize with the decode that produces its
   // input (Preprocessor does this): where can_stream() says yes (Pillow's
-  // rules on u8, horizontal pass first, both passes needed), stream_rows()
+  // or PyTorch's rules on u8, horizontal pass first, both passes needed), stream_rows()
   // runs the horizontal pass of source rows [y0, y1) as soon as they exist,
   // from any one thread, and stream_finish() the vertical pass once every
   // row went through stream_rows(). Same result as run(), to the bit.

@@ -98,6 +98,8 @@ double pil_support(Filter f) {
   }
 }
 
+void pil_fixed_weights(AxisTaps& t, int bits);
+
 AxisTaps pil_taps(int in, int out, Filter f) {
   Builder b(in, out);
   const double scale = static_cast<double>(in) / out;
@@ -122,10 +124,21 @@ AxisTaps pil_taps(int in, int out, Filter f) {
     if (xmax <= 0) b.add(xx, std::min(xmin, in - 1), 0.0);
   }
   AxisTaps t = b.finish();
+  pil_fixed_weights(t, 22);
+  return t;
+}
+
+// Pillow's integer weights (t.fixed, 22 fraction bits) and the forms its
+// kernels load, from t.weight rounded half away from zero to `bits` fraction
+// bits (<= 22) and shifted up to 22: (acc * 2^s + 2^21) >> 22 equals
+// (acc + 2^(bits-1)) >> bits for s = 22 - bits, so a coarser rounding
+// (PyTorch's uint8 path) runs on the same kernels, exactly.
+void pil_fixed_weights(AxisTaps& t, int bits) {
+  const int in = t.in_size, out = t.out_size;
   t.fixed.resize(t.weight.size());
   for (std::size_t i = 0; i < t.weight.size(); ++i) {
-    const double w = t.weight[i] * (1 << 22);
-    t.fixed[i] = w < 0 ? static_cast<int>(-0.5 + w) : static_cast<int>(0.5 + w);
+    const double w = t.weight[i] * (1 << bits);
+    t.fixed[i] = (w < 0 ? static_cast<int>(-0.5 + w) : static_cast<int>(0.5 + w)) * (1 << (22 - bits));
   }
   if (t.max_taps <= 16) {
     t.split_hi.assign(static_cast<std::size_t>(out) * 16, 0);
@@ -190,7 +203,6 @@ AxisTaps pil_taps(int in, int out, Filter f) {
             d[64 * i + 4 * c] = static_cast<std::int8_t>(i == D - 1 ? w >> (7 * i) : (w >> (7 * i)) & 127);
       }
   }
-  return t;
 }
 
 // Pillow NEAREST: an affine transform that accumulates the source position in double.
@@ -304,6 +316,55 @@ AxisTaps torch_taps(int in, int out, const ResizeSpec& s, std::optional<double> 
     }
   }
   return b.finish();
+}
+
+// PyTorch on uint8 tensors (bilinear and bicubic, antialias or not): its
+// Pillow-derived separable kernel, horizontal then vertical with a clipped u8
+// row between, on int16 weights. The weights are computed in double
+// (_compute_weights_aa, which also serves antialias=False: support 1 or 2,
+// windows cut at the borders and renormalised), except bicubic without
+// antialias, whose four taps clamp to the edge pixel as in its float kernel.
+// They are then rounded to the most fraction bits that keep twice the
+// largest weight under 2^15 (its weights_precision).
+AxisTaps torch_u8_taps(int in, int out, const ResizeSpec& s, std::optional<double> sf) {
+  Builder b(in, out);
+  const bool cubic = s.filter == Filter::Bicubic, aa = s.antialias;
+  const double scale = s.align_corners ? (out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0.0)
+                       : (sf && *sf > 0.) ? 1.0 / *sf
+                                          : static_cast<double>(in) / out;
+  const double interp = cubic ? 4.0 : 2.0;
+  const double support = aa && scale >= 1.0 ? interp * 0.5 * scale : interp * 0.5;
+  const int max_size = aa ? static_cast<int>(std::ceil(support)) * 2 + 1 : static_cast<int>(interp);
+  const double delta = s.align_corners && !aa ? 0.5 : 0.0;
+  const double invscale = aa && scale >= 1.0 ? 1.0 / scale : 1.0;
+  const double A = aa ? -0.5 : -0.75;
+  auto filt = [&](double x) {
+    x = std::fabs(x);
+    if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
+    if (x < 1.0) return ((A + 2) * x - (A + 3)) * x * x + 1;
+    if (x < 2.0) return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A;
+    return 0.0;
+  };
+  std::vector<double> w;
+  for (int o = 0; o < out; ++o) {
+    const double center = scale * (o + 0.5 - delta);
+    const bool clamped = cubic && !aa;
+    const double first = center - support + 0.5 + delta;
+    const int xmin = clamped ? static_cast<int>(std::floor(first)) : std::max(static_cast<int>(first), 0);
+    const int xsize = clamped ? 4 : std::clamp(std::min(static_cast<int>(center + support + 0.5 + delta), in) - xmin,
+                                               0, max_size);
+    w.assign(xsize, 0.0);
+    double total = 0.0;
+    for (int j = 0; j < xsize; ++j) total += w[j] = filt((j + xmin - center + 0.5 - delta) * invscale);
+    for (int j = 0; j < xsize; ++j) b.add(o, clampi(xmin + j, 0, in - 1), total != 0.0 ? w[j] / total : w[j]);
+    if (xsize == 0) b.add(o, std::min(xmin, in - 1), 0.0);
+  }
+  AxisTaps t = b.finish();
+  const double w_max = *std::max_element(t.weight.begin(), t.weight.end());
+  int bits = 0;
+  while (bits < 22 && static_cast<int>(0.5 + w_max * (1 << (bits + 1))) < (1 << 15)) ++bits;
+  pil_fixed_weights(t, bits);
+  return t;
 }
 
 // ---------------------------------------------------------------- TensorFlow 2
@@ -625,6 +686,14 @@ ResizePlan make_resize_plan(const ResizeSpec& s, int in_w, int in_h, int out_w, 
         p.arith = Arith::Nearest;
         p.nearest_x = torch_nearest(in_w, out_w, s.torch_scale_x, exact);
         p.nearest_y = torch_nearest(in_h, out_h, s.torch_scale_y, exact);
+        break;
+      }
+      if (u8_io && (f == Filter::Bilinear || f == Filter::Bicubic)) {  // F.interpolate on a uint8 tensor
+        p.arith = Arith::PilFixed;
+        p.x = torch_u8_taps(in_w, out_w, s, s.torch_scale_x);
+        p.y = torch_u8_taps(in_h, out_h, s, s.torch_scale_y);
+        p.skip_x = in_w == out_w;
+        p.skip_y = in_h == out_h;
         break;
       }
       p.arith = Arith::Float;

@@ -168,6 +168,28 @@ def torch_cases(ins, paths):
             cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": fname,
                           "scale": 1 / 3, "width": y.shape[1], "height": y.shape[0], "dtype": "f32", "tol": 1e-4,
                           **expected(y, cid)})
+    # uint8 tensors: PyTorch's own integer kernel (int16 weights, u8 between passes).
+    for kind in ("gray", "rgb", "rgba"):
+        a = ins[kind] if ins[kind].ndim == 3 else ins[kind][:, :, None]
+        x = torch.from_numpy(a).permute(2, 0, 1)[None].contiguous()
+        for mode, kw, fname, ac, aa in modes:
+            if fname not in ("bilinear", "bicubic"):
+                continue
+            for (w, h) in (SIZES if kind == "gray" else SIZES[:2]):
+                y = F.interpolate(x, size=(h, w), mode=mode, **kw)[0].permute(1, 2, 0).numpy()
+                if kind == "gray":
+                    y = y[:, :, 0]
+                cid = f"torch_u8_{fname}{'_ac' if ac else ''}{'_aa' if aa else ''}_{kind}_{w}x{h}"
+                cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": fname,
+                              "align_corners": ac, "antialias": aa, "width": w, "height": h, "dtype": "u8",
+                              "tol": 0, **expected(y, cid)})
+        y = F.interpolate(x, scale_factor=1 / 3, mode="bilinear", antialias=True)[0].permute(1, 2, 0).numpy()
+        if kind == "gray":
+            y = y[:, :, 0]
+        cid = f"torch_u8_bilinear_aa_scale3_{kind}"
+        cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": "bilinear",
+                      "antialias": True, "scale": 1 / 3, "width": y.shape[1], "height": y.shape[0], "dtype": "u8",
+                      "tol": 0, **expected(y, cid)})
 
 
 def tf_cases(ins, paths):
