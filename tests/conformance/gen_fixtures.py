@@ -147,49 +147,36 @@ def torch_cases(ins, paths):
              ("bicubic", {"align_corners": True}, "bicubic", True, False),
              ("bicubic", {"align_corners": False, "antialias": True}, "bicubic", False, True),
              ("area", {}, "area", False, False)]
-    for kind in ("gray", "rgb"):
-        a = ins[kind].astype(np.float32)
-        x = torch.from_numpy(a if a.ndim == 3 else a[:, :, None]).permute(2, 0, 1)[None]
-        for mode, kw, fname, ac, aa in modes:
-            for (w, h) in (SIZES if kind == "gray" else SIZES[:1]):
-                y = F.interpolate(x, size=(h, w), mode=mode, **kw)[0].permute(1, 2, 0).numpy()
-                if kind == "gray":
-                    y = y[:, :, 0]
-                cid = f"torch_{fname}{'_ac' if ac else ''}{'_aa' if aa else ''}_{kind}_{w}x{h}"
+    def add(x, kind, dtype, prefix, tol, sizes, modes_used, scale_modes):
+        def hwc(y):
+            y = y[0].permute(1, 2, 0).numpy()
+            return y[:, :, 0] if kind == "gray" else y
+        for mode, kw, fname, ac, aa in modes_used:
+            for (w, h) in sizes:
+                y = hwc(F.interpolate(x, size=(h, w), mode=mode, **kw))
+                cid = f"{prefix}_{fname}{'_ac' if ac else ''}{'_aa' if aa else ''}_{kind}_{w}x{h}"
                 cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": fname,
-                              "align_corners": ac, "antialias": aa, "width": w, "height": h, "dtype": "f32",
-                              "tol": 1e-4, **expected(y, cid)})
+                              "align_corners": ac, "antialias": aa, "width": w, "height": h, "dtype": dtype,
+                              "tol": tol, **expected(y, cid)})
         # scale_factor instead of size: PyTorch maps with 1/scale, not in/out.
-        for mode, fname in (("nearest", "nearest"), ("bilinear", "bilinear")):
-            y = F.interpolate(x, scale_factor=1 / 3, mode=mode)[0].permute(1, 2, 0).numpy()
-            if kind == "gray":
-                y = y[:, :, 0]
-            cid = f"torch_{fname}_scale3_{kind}"
-            cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": fname,
-                          "scale": 1 / 3, "width": y.shape[1], "height": y.shape[0], "dtype": "f32", "tol": 1e-4,
-                          **expected(y, cid)})
+        for mode, aa in scale_modes:
+            y = hwc(F.interpolate(x, scale_factor=1 / 3, mode=mode, **({"antialias": True} if aa else {})))
+            cid = f"{prefix}_{mode}{'_aa' if aa else ''}_scale3_{kind}"
+            cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": mode,
+                          **({"antialias": True} if aa else {}), "scale": 1 / 3, "width": y.shape[1],
+                          "height": y.shape[0], "dtype": dtype, "tol": tol, **expected(y, cid)})
+
+    def tensor(kind, dtype):
+        a = ins[kind].astype(dtype)
+        return torch.from_numpy(a if a.ndim == 3 else a[:, :, None]).permute(2, 0, 1)[None].contiguous()
+
+    for kind in ("gray", "rgb"):
+        add(tensor(kind, np.float32), kind, "f32", "torch", 1e-4, SIZES if kind == "gray" else SIZES[:1], modes,
+            (("nearest", False), ("bilinear", False)))
     # uint8 tensors: PyTorch's own integer kernel (int16 weights, u8 between passes).
     for kind in ("gray", "rgb", "rgba"):
-        a = ins[kind] if ins[kind].ndim == 3 else ins[kind][:, :, None]
-        x = torch.from_numpy(a).permute(2, 0, 1)[None].contiguous()
-        for mode, kw, fname, ac, aa in modes:
-            if fname not in ("bilinear", "bicubic"):
-                continue
-            for (w, h) in (SIZES if kind == "gray" else SIZES[:2]):
-                y = F.interpolate(x, size=(h, w), mode=mode, **kw)[0].permute(1, 2, 0).numpy()
-                if kind == "gray":
-                    y = y[:, :, 0]
-                cid = f"torch_u8_{fname}{'_ac' if ac else ''}{'_aa' if aa else ''}_{kind}_{w}x{h}"
-                cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": fname,
-                              "align_corners": ac, "antialias": aa, "width": w, "height": h, "dtype": "u8",
-                              "tol": 0, **expected(y, cid)})
-        y = F.interpolate(x, scale_factor=1 / 3, mode="bilinear", antialias=True)[0].permute(1, 2, 0).numpy()
-        if kind == "gray":
-            y = y[:, :, 0]
-        cid = f"torch_u8_bilinear_aa_scale3_{kind}"
-        cases.append({"id": cid, "op": "resize", "input": paths[kind], "compat": "torch", "filter": "bilinear",
-                      "antialias": True, "scale": 1 / 3, "width": y.shape[1], "height": y.shape[0], "dtype": "u8",
-                      "tol": 0, **expected(y, cid)})
+        add(tensor(kind, np.uint8), kind, "u8", "torch_u8", 0, SIZES if kind == "gray" else SIZES[:2],
+            [m for m in modes if m[2] in ("bilinear", "bicubic")], (("bilinear", True),))
 
 
 def tf_cases(ins, paths):
