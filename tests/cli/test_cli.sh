@@ -25,6 +25,11 @@ expect_fail() {  # expect_fail OUTFILE PATTERN -- command...
 # Good runs.
 "$V" resize "$D/images/squirrel_cls.jpg" "$T/a.png" --size 100x80 --compat pil --filter bilinear && [ -s "$T/a.png" ] && ok || bad "resize png"
 "$V" resize "$D/images/retina.jpg" "$T/g.npy" --scale 0.3333333333 --gray --compat torch --dtype f32 && [ -s "$T/g.npy" ] && ok || bad "resize npy"
+# The image keeps its kind unless --gray or --rgb says otherwise.
+for c in "in_rgba.png::(30, 40, 4)" "in_gray.png::(30, 40)," "in_rgba.png:--rgb:(30, 40, 3)"; do
+  IFS=: read -r f flag shape <<<"$c"
+  "$V" resize "$D/fixtures/$f" "$T/k.npy" --size 40x30 $flag && grep -aqF "'shape': $shape" "$T/k.npy" && ok || bad "resize keeps kind: $c"
+done
 python3 - "$T/g.npy" <<'PY' && ok || bad "npy shape"
 import sys, struct
 b = open(sys.argv[1], 'rb').read()
@@ -43,6 +48,7 @@ expect_fail "$T/o.png" "cannot open" -- "$V" resize "$D/bad/missing.jpg" "$T/o.p
 expect_fail "$T/o.png" "size" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 0x10
 expect_fail "$T/o.png" "size" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size abc
 expect_fail "$T/o.png" "exactly one" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png"
+expect_fail "$T/o.png" "at most one" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --gray --rgb
 expect_fail "$T/o.png" "filter" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --filter bogus
 expect_fail "$T/o.png" "area" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --size 5x5 --compat pil --filter area
 expect_fail "$T/o.bmp" "png or .npy" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.bmp" --size 5x5

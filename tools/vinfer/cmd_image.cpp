@@ -15,7 +15,7 @@ namespace {
 struct ResizeCmd {
   std::string in, out, size, dtype = "u8", gray;
   double scale = 0;
-  bool fast_decode = false, luma = false;
+  bool fast_decode = false, luma = false, rgb = false;
   std::uint64_t max_pixels = DecodeOptions{}.max_pixels;
   ResizeArgs r;
 
@@ -31,6 +31,7 @@ struct ResizeCmd {
     DecodeOptions opt;
     opt.max_pixels = max_pixels;
     const bool want_gray = app.count("--gray") > 0;
+    if (want_gray && rgb) throw Error(ErrorKind::InvalidArgument, "give at most one of --gray and --rgb");
     if (want_gray) {
       opt.format = PixelFormat::Gray;
       opt.gray_rule = parse_gray_rule(gray.empty() ? "pil" : gray);
@@ -40,6 +41,9 @@ struct ResizeCmd {
     }
     ImageInfo info;
     probe_file(opt, info);
+    // Without --gray or --rgb the image keeps its kind, as Image.open(f).resize()
+    // does: gray stays gray, alpha stays (gray + alpha becomes RGBA).
+    if (!want_gray && !rgb) opt.format = keep_format(info);
     int ow, oh;
     if (has_size) {
       std::tie(ow, oh) = parse_size(size);
@@ -70,6 +74,12 @@ struct ResizeCmd {
       else write_png(out, res.view());
     }
     return kExitOk;
+  }
+
+  static PixelFormat keep_format(const ImageInfo& info) {
+    if (info.channels == 1) return PixelFormat::Gray;
+    if (info.codec == ImageCodec::Png && (info.channels == 2 || info.channels == 4)) return PixelFormat::RGBA;
+    return PixelFormat::RGB;  // colour, palette, and CMYK JPEGs (converted as Pillow's convert("RGB"))
   }
 
   void probe_file(const DecodeOptions& opt, ImageInfo& info) {
@@ -114,6 +124,7 @@ void add_resize(CLI::App& app, Handler& run) {
   app.add_option("--size", cmd->size, "Output size WxH");
   app.add_option("--scale", cmd->scale, "Scale factor (output = floor(input * S))");
   app.add_option("--gray", cmd->gray, "Convert to gray first, with a rule: pil (default), tf, opencv")->expected(0, 1);
+  app.add_flag("--rgb", cmd->rgb, "Convert to RGB first (default: keep gray, RGB or RGBA as the file has it)");
   app.add_option("--dtype", cmd->dtype, "u8 or f32 (the frameworks' float path)")->capture_default_str();
   app.add_flag("--fast-decode", cmd->fast_decode, "Let the JPEG decoder shrink by 1/2..1/8 first (inexact)");
   app.add_flag("--luma", cmd->luma, "With --gray: decode only the JPEG luma plane (inexact, fast)");
