@@ -98,36 +98,6 @@ double pil_support(Filter f) {
   }
 }
 
-void pil_fixed_weights(AxisTaps& t, int bits);
-
-AxisTaps pil_taps(int in, int out, Filter f) {
-  Builder b(in, out);
-  const double scale = static_cast<double>(in) / out;
-  const double filterscale = std::max(scale, 1.0);
-  const double support = pil_support(f) * filterscale;
-  const double ss = 1.0 / filterscale;
-  std::vector<double> k;
-  for (int xx = 0; xx < out; ++xx) {
-    const double center = (xx + 0.5) * scale;
-    int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
-    int xmax = std::min(static_cast<int>(center + support + 0.5), in) - xmin;
-    k.assign(std::max(xmax, 0), 0.0);
-    double ww = 0.0;
-    for (int x = 0; x < xmax; ++x) {
-      k[x] = pil_filter(f, (x + xmin - center + 0.5) * ss);
-      ww += k[x];
-    }
-    for (int x = 0; x < xmax; ++x) {
-      if (ww != 0.0) k[x] /= ww;
-      b.add(xx, xmin + x, k[x]);
-    }
-    if (xmax <= 0) b.add(xx, std::min(xmin, in - 1), 0.0);
-  }
-  AxisTaps t = b.finish();
-  pil_fixed_weights(t, 22);
-  return t;
-}
-
 // Pillow's integer weights (t.fixed, 22 fraction bits) and the forms its
 // kernels load, from t.weight rounded half away from zero to `bits` fraction
 // bits (<= 22) and shifted up to 22: (acc * 2^s + 2^21) >> 22 equals
@@ -203,6 +173,34 @@ void pil_fixed_weights(AxisTaps& t, int bits) {
             d[64 * i + 4 * c] = static_cast<std::int8_t>(i == D - 1 ? w >> (7 * i) : (w >> (7 * i)) & 127);
       }
   }
+}
+
+AxisTaps pil_taps(int in, int out, Filter f) {
+  Builder b(in, out);
+  const double scale = static_cast<double>(in) / out;
+  const double filterscale = std::max(scale, 1.0);
+  const double support = pil_support(f) * filterscale;
+  const double ss = 1.0 / filterscale;
+  std::vector<double> k;
+  for (int xx = 0; xx < out; ++xx) {
+    const double center = (xx + 0.5) * scale;
+    int xmin = std::max(static_cast<int>(center - support + 0.5), 0);
+    int xmax = std::min(static_cast<int>(center + support + 0.5), in) - xmin;
+    k.assign(std::max(xmax, 0), 0.0);
+    double ww = 0.0;
+    for (int x = 0; x < xmax; ++x) {
+      k[x] = pil_filter(f, (x + xmin - center + 0.5) * ss);
+      ww += k[x];
+    }
+    for (int x = 0; x < xmax; ++x) {
+      if (ww != 0.0) k[x] /= ww;
+      b.add(xx, xmin + x, k[x]);
+    }
+    if (xmax <= 0) b.add(xx, std::min(xmin, in - 1), 0.0);
+  }
+  AxisTaps t = b.finish();
+  pil_fixed_weights(t, 22);
+  return t;
 }
 
 // Pillow NEAREST: an affine transform that accumulates the source position in double.
@@ -563,10 +561,10 @@ AxisTaps cv_taps(int in, int out, Filter f, bool u8) {
     }
   }
   AxisTaps t = b.finish();
-  if (u8) t.cv_ksize = ksize;
-  t.cv_index = std::move(cv_index);
-  t.cv_weight = std::move(cv_weight);
   if (u8) {
+    t.cv_ksize = ksize;
+    t.cv_index = std::move(cv_index);
+    t.cv_weight = std::move(cv_weight);
     t.fixed.resize(t.weight.size());
     for (std::size_t i = 0; i < t.weight.size(); ++i) t.fixed[i] = static_cast<std::int32_t>(t.weight[i]);
     if (t.max_taps == 2) {
