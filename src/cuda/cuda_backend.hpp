@@ -15,6 +15,10 @@ namespace vinfer::cuda {
 // machine without a GPU or driver).
 BackendInfo probe();
 
+// cuBLAS's version, loading it (it is opened on first use, not linked);
+// throws Unsupported naming the library when it cannot be loaded.
+std::string cublas_version();
+
 // Compiles the optimized graph for device `options.device`: weights uploaded
 // once, cuDNN's algorithm chosen per convolution shape at load, the whole
 // forward pass (upload, kernels, download) captured as one CUDA graph.

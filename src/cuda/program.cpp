@@ -17,10 +17,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
+#include <dlfcn.h>
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/kernels.hpp"
@@ -44,6 +46,43 @@ void check(cublasStatus_t e, const char* what) {
   if (e != CUBLAS_STATUS_SUCCESS) throw Error(ErrorKind::Internal, std::string("cuBLAS: ") + what + ": status " + std::to_string(static_cast<int>(e)));
 }
 #define VINFER_CU(expr) check((expr), #expr)
+
+// cuBLAS, opened on first use instead of linked: libcublasLt's static
+// initializers cost every process that links it ~0.15 s and ~210 MB of
+// memory at start (an empty program linked with it, on the development
+// machine), CPU-only runs and `vinfer resize` included.
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
+  decltype(&cublasSgemm_v2) sgemm = nullptr;
+  decltype(&cublasGetProperty) get_property = nullptr;
+};
+
+const Cublas& cublas() {
+  static const Cublas api = [] {
+    const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw Error(ErrorKind::Unsupported, "CUDA backend: cannot load " + name + ": " + dlerror());
+    const auto sym = [&](auto& fn, const char* symbol) {
+      void* p = dlsym(lib, symbol);
+      if (!p) throw Error(ErrorKind::Unsupported, "CUDA backend: " + name + " lacks " + symbol);
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    };
+    Cublas c;
+    sym(c.create, "cublasCreate_v2");
+    sym(c.destroy, "cublasDestroy_v2");
+    sym(c.set_stream, "cublasSetStream_v2");
+    sym(c.set_math_mode, "cublasSetMathMode");
+    sym(c.set_workspace, "cublasSetWorkspace_v2");
+    sym(c.sgemm, "cublasSgemm_v2");
+    sym(c.get_property, "cublasGetProperty");
+    return c;
+  }();
+  return api;
+}
 
 [[noreturn]] void unsupported(const Node& n, const std::string& what) {
   throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported by the CUDA backend");
@@ -172,7 +211,7 @@ class Program final : public detail::Executor {
     if (pinned_img_) cudaFreeHost(pinned_img_);
     if (pinned_in_) cudaFreeHost(pinned_in_);
     if (pinned_out_) cudaFreeHost(pinned_out_);
-    if (h_.cublas) cublasDestroy(h_.cublas);
+    if (h_.cublas) cublas().destroy(h_.cublas);
     if (h_.cudnn) cudnnDestroy(h_.cudnn);
     if (h_.stream) cudaStreamDestroy(h_.stream);
   }
@@ -188,12 +227,12 @@ class Program final : public detail::Executor {
     VINFER_CU(cudaStreamCreateWithFlags(&h_.stream, cudaStreamNonBlocking));
     VINFER_CU(cudnnCreate(&h_.cudnn));
     VINFER_CU(cudnnSetStream(h_.cudnn, h_.stream));
-    VINFER_CU(cublasCreate(&h_.cublas));
-    VINFER_CU(cublasSetStream(h_.cublas, h_.stream));
-    VINFER_CU(cublasSetMathMode(h_.cublas, opt_.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    VINFER_CU(cublas().create(&h_.cublas));
+    VINFER_CU(cublas().set_stream(h_.cublas, h_.stream));
+    VINFER_CU(cublas().set_math_mode(h_.cublas, opt_.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
     // A workspace of our own, so that cuBLAS allocates nothing while the graph is captured.
     cublas_workspace_ = DeviceBuffer(std::size_t{8} << 20);
-    VINFER_CU(cublasSetWorkspace(h_.cublas, cublas_workspace_.ptr, std::size_t{8} << 20));
+    VINFER_CU(cublas().set_workspace(h_.cublas, cublas_workspace_.ptr, std::size_t{8} << 20));
     h_.tf32 = opt_.allow_tf32;
 
     const std::vector<bool> reshaped = detail::reshape_products(g_);
@@ -701,7 +740,7 @@ class Program final : public detail::Executor {
     op->fn = [=](cudaStream_t st) {
       const float one = 1.f, zero = 0.f;
       // Row-major Y[M,N] = X[M,K] W[N,K]^T is column-major Y^T = W^T' X^T: (op T on W's K x N view).
-      VINFER_CU(cublasSgemm(cb, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &one,
+      VINFER_CU(cublas().sgemm(cb, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &one,
                             wd->f(), static_cast<int>(K), (*args)[0], static_cast<int>(K), &zero, (*args)[1], static_cast<int>(N)));
       if (bias || post.count > 0)
         k::affine_post((*args)[1], (*args)[1], nullptr, bias ? bias->f() : nullptr, N, 1, M * N, (*args)[2], post, st);
@@ -804,6 +843,14 @@ class Program final : public detail::Executor {
 };
 
 }  // namespace
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  cublas().get_property(MAJOR_VERSION, &major);
+  cublas().get_property(MINOR_VERSION, &minor);
+  cublas().get_property(PATCH_LEVEL, &patch);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
 
 BackendInfo probe() {
   BackendInfo b;

@@ -21,6 +21,9 @@
 #include "cpu/norm_pool.hpp"
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
+#ifdef VINFER_HAS_CUDA
+#include "cuda/cuda_backend.hpp"
+#endif
 #include "test_support.hpp"
 #include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
@@ -772,6 +775,16 @@ TEST(CudaBackend, ClearErrorWithoutADevice) {
     }
   EXPECT_TRUE(listed);
 }
+
+#ifdef VINFER_HAS_CUDA
+// cuBLAS is opened at run time, not linked (its static initializers made every
+// process start 0.15 s slower and 210 MB bigger): loading it and finding the
+// functions the backend calls must work without a GPU too.
+TEST(CudaBackend, CublasLoadsOnUse) {
+  const std::string v = cuda::cublas_version();
+  EXPECT_GE(std::atoi(v.c_str()), 12) << v;  // major.minor.patch of the library found
+}
+#endif
 
 // run_image: the preset's preprocessing then the network. On the CPU it is
 // the Preprocessor then run(); on a CUDA device the fused preprocessing
