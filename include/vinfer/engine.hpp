@@ -49,6 +49,9 @@ struct EngineOptions {
                            // relative error instead of FP32's ~1e-6)
   GraphLimits limits;
   std::int64_t max_file_bytes = 4LL << 30;  // model files larger than this are refused
+  bool keep_constants = true;  // Cpu, Cuda: keep the graph's weights after compiling (graph() shows them,
+                               // set_threads() recompiles from them). false: freed once the backend holds its
+                               // own packed copies (VGG19: ~490 MB less); set_threads() then throws.
 };
 
 // What loading did, for `vinfer info` and for tests.
@@ -107,6 +110,7 @@ class Model {
   // times them (CUDA: upload, [preprocess,] compute, download, from CUDA
   // events); empty on the CPU.
   std::vector<std::pair<std::string, double>> last_run_stages();
+  // Recompiles for another thread count; needs the graph's weights (keep_constants).
   void set_threads(int threads);
   int threads() const;
 

@@ -83,6 +83,22 @@ struct Model::Impl {
       exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, options.tune_cache, info);
     }
   }
+
+  // Frees the float data of the graph's large constants (shape and dtype stay):
+  // the CPU and CUDA backends copy what they need while compiling and never
+  // read the graph's weights afterwards. The reference backend runs on them.
+  bool released = false;
+  void release_constants() {
+    if (options.keep_constants || options.backend == Backend::Reference) return;
+    for (Value& v : graph.values)
+      if (v.constant && v.constant->dtype == DType::F32 && v.constant->f.size() >= 1024) {
+        TensorData shell;
+        shell.dtype = v.constant->dtype;
+        shell.shape = v.constant->shape;
+        v.constant = std::make_shared<const TensorData>(std::move(shell));
+        released = true;
+      }
+  }
 };
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -108,6 +124,7 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
     if (v.constant && v.dtype == DType::F32) impl->info.weight_bytes += v.constant->numel() * 4;
   impl->graph = std::move(graph);
   impl->compile();
+  impl->release_constants();
   return Model(std::move(impl));
 }
 
@@ -152,6 +169,9 @@ int Model::threads() const { return resolve_threads(impl_->options.threads); }
 
 void Model::set_threads(int threads) {
   if (threads == impl_->options.threads) return;
+  if (impl_->released)
+    throw Error(ErrorKind::InvalidArgument,
+                "set_threads: the model was loaded with keep_constants = false; load it again with the thread count");
   impl_->options.threads = threads;
   impl_->exec.reset();
   impl_->compile();  // oneDNN sizes its work for the thread count at creation

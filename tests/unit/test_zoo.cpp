@@ -71,6 +71,44 @@ TEST(Zoo, SeededWeightsAreDeterministicAndRunnable) {
   for (float v : y) ASSERT_TRUE(std::isfinite(v));
 }
 
+// keep_constants = false: the backend's packed copies are all a run needs, the
+// graph's weights are freed (the caller's own graph keeps its data), and
+// set_threads, which would recompile from them, says so.
+TEST(Zoo, FreedConstantsGiveTheSameOutputs) {
+  const Graph g = zoo_graph("resnet18", "", nullptr, 3);
+  EngineOptions opt;
+  opt.threads = 2;
+  opt.tune = false;  // both by the same rule, without timing
+  Model kept = Model::from_graph(g, "resnet18", opt);
+  opt.keep_constants = false;
+  Model freed = Model::from_graph(g, "resnet18", opt);
+  std::vector<float> x(kept.input_size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) / 97.f - 0.5f;
+  std::vector<float> a(kept.output_size(), NAN), b(kept.output_size(), NAN);
+  kept.run(x.data(), a.data());
+  freed.run(x.data(), b.data());
+  EXPECT_EQ(a, b);
+  std::size_t left = 0, emptied = 0;
+  for (const Value& v : freed.graph().values)
+    if (v.constant && v.constant->dtype == DType::F32) {
+      left += v.constant->f.size();
+      emptied += v.constant->f.empty() && v.constant->numel() > 0 ? 1 : 0;
+    }
+  EXPECT_GT(emptied, 20u);
+  EXPECT_LT(left, 100000u);  // only small ones stay (biases); resnet18 has 11.7 M weights
+  EXPECT_EQ(g.constant(g.nodes[0].inputs[1])->f.size(), 64u * 3 * 7 * 7);
+  freed.set_threads(2);  // unchanged: nothing to recompile
+  try {
+    freed.set_threads(1);
+    ADD_FAILURE() << "set_threads recompiled without the weights";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("keep_constants"), std::string::npos) << e.what();
+  }
+  freed.run(x.data(), b.data());
+  EXPECT_EQ(a, b);
+}
+
 // Keras's NHWC input reaches the first convolution as a plain tensor: a blocked one
 // (3 channels padded to a block) left oneDNN only its reference kernel, 100x slower.
 TEST(Zoo, NoConvolutionFallsBackToOneDnnsReferenceKernel) {

@@ -78,6 +78,7 @@ struct ModelArgs {
     opt.tune = !no_tune;
     opt.tune_cache = tune_cache;
     opt.allow_tf32 = allow_tf32;
+    opt.keep_constants = false;  // the commands never recompile: the packed copies are enough
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
       if (device.size() > 5) {
