@@ -47,6 +47,9 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   const int ct = ihdr.color_type;
   info.channels = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
                   : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : ct == SPNG_COLOR_TYPE_INDEXED ? 3 : 1;
+  // A palette with transparency expands to RGBA (Pillow's convert("RGBA") keeps it).
+  spng_trns palette_alpha{};
+  if (ct == SPNG_COLOR_TYPE_INDEXED && spng_get_trns(ctx.p, &palette_alpha) == 0) info.channels = 4;
   spng_exif exif{};
   info.orientation = spng_get_exif(ctx.p, &exif) == 0
                          ? exif_orientation(reinterpret_cast<const std::uint8_t*>(exif.data), exif.length)

@@ -26,7 +26,8 @@ expect_fail() {  # expect_fail OUTFILE PATTERN -- command...
 "$V" resize "$D/images/squirrel_cls.jpg" "$T/a.png" --size 100x80 --compat pil --filter bilinear && [ -s "$T/a.png" ] && ok || bad "resize png"
 "$V" resize "$D/images/retina.jpg" "$T/g.npy" --scale 0.3333333333 --gray --compat torch --dtype f32 && [ -s "$T/g.npy" ] && ok || bad "resize npy"
 # The image keeps its kind unless --gray or --rgb says otherwise.
-for c in "in_rgba.png::(30, 40, 4)" "in_gray.png::(30, 40)," "in_rgba.png:--rgb:(30, 40, 3)"; do
+for c in "in_rgba.png::(30, 40, 4)" "in_gray.png::(30, 40)," "in_rgba.png:--rgb:(30, 40, 3)" \
+         "png_palette_trns.png::(30, 40, 4)" "png_palette.png::(30, 40, 3)"; do
   IFS=: read -r f flag shape <<<"$c"
   "$V" resize "$D/fixtures/$f" "$T/k.npy" --size 40x30 $flag && grep -aqF "'shape': $shape" "$T/k.npy" && ok || bad "resize keeps kind: $c"
 done
