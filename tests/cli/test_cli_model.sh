@@ -120,8 +120,17 @@ expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
 "$V" profile "$M" --threads 1 --runs 1 >"$T/prof.txt" 2>&1 && grep -q 'FP32 peak here: [0-9.]* GFLOP/s' "$T/prof.txt" &&
   grep -q '%peak' "$T/prof.txt" && grep -q '% of peak' "$T/prof.txt" && ok || bad "profile: $(head -c 600 "$T/prof.txt")"
 # With several runs also each layer's median and their sum (what a pass spends, as ONNX Runtime's profiler reports).
-"$V" profile "$M" --threads 1 --runs 3 >"$T/prof3.txt" 2>&1 && grep -q 'p50 ms' "$T/prof3.txt" &&
+"$V" profile "$M" --threads 1 --runs 3 --json "$T/prof3.json" >"$T/prof3.txt" 2>&1 && grep -q 'p50 ms' "$T/prof3.txt" &&
   grep -q 'p50 total (sum of the layers. medians over 3 runs)' "$T/prof3.txt" && ok || bad "profile --runs 3: $(tail -c 400 "$T/prof3.txt")"
+python3 - "$T/prof3.json" <<'PY' && ok || bad "profile --json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["runs"] == 3 and j["threads"] == 1 and j["layers"], j
+for l in j["layers"]:
+    assert set(l) == {"layer", "impl", "ms_min", "ms_p50", "flops"}, l
+    assert 0 < l["ms_min"] <= l["ms_p50"], l
+assert any(l["layer"].startswith("Conv '") and l["flops"] > 0 for l in j["layers"])
+PY
 # Devices: the CPU always listed; asking for a backend or device that is not there is one clear line.
 "$V" devices >"$T/dev.txt" && grep -q '^cpu: compiled in' "$T/dev.txt" && grep -q '^cuda: ' "$T/dev.txt" && ok || bad "devices: $(cat "$T/dev.txt")"
 "$V" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["backend"] for b in j][:2]==["cpu","cuda"] and j[0]["devices"], j' && ok || bad "devices --json"
