@@ -555,8 +555,8 @@ class Program final : public detail::Executor {
     VINFER_CU(cudnnGetTensor4dDescriptor(op.yd, &dt, &yn, &yc, &yh, &yw, &ns, &cs, &hs, &ws));
     std::string key = std::to_string(xc) + "x" + std::to_string(xh) + "x" + std::to_string(xw) + ">" + std::to_string(yc) + "x" +
                       std::to_string(yh) + "x" + std::to_string(yw);
-    for (auto v : {p.kernel, p.strides, p.pads_begin, p.dilations})
-      for (auto e : v) key += "," + std::to_string(e);
+    for (const auto* v : {&p.kernel, &p.strides, &p.pads_begin, &p.dilations})
+      for (const std::int64_t e : *v) key.append(",").append(std::to_string(e));
     key += ",g" + std::to_string(p.group);
     auto it = algo_cache_.find(key);
     if (it == algo_cache_.end()) {
