@@ -1,9 +1,9 @@
 // Built-in networks: architecture (zoo/torchvision.cpp) + weights (a
 // checkpoint, or seeded initialisation as the framework does it).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "vinfer/error.hpp"
 #include "vinfer/zoo.hpp"
@@ -57,12 +57,24 @@ std::vector<float> initialise(const zoo::Param& p, std::uint64_t seed) {
   return v;
 }
 
-// torchvision's legacy DenseNet checkpoints name "norm.1" what the model calls "norm1".
+// torchvision's legacy DenseNet checkpoints name "norm.1" what the model calls "norm1":
+// "...denselayerN.{norm,relu,conv}.{1,2}.{weight,bias,running_mean,running_var}"
+// becomes "...denselayerN.{norm,relu,conv}{1,2}.PARAM"; any other key stays.
 std::string legacy_densenet_key(const std::string& k) {
-  static const std::regex re(R"(^(.*denselayer\d+\.(?:norm|relu|conv))\.((?:[12])\.(?:weight|bias|running_mean|running_var))$)");
-  std::smatch m;
-  if (!std::regex_match(k, m, re)) return k;
-  return m[1].str() + m[2].str();  // "...norm" + "1.weight"
+  const std::size_t last = k.rfind('.');  // before PARAM
+  if (last == std::string::npos || last < 2 || k[last - 2] != '.' || (k[last - 1] != '1' && k[last - 1] != '2')) return k;
+  const std::string param = k.substr(last + 1);
+  if (param != "weight" && param != "bias" && param != "running_mean" && param != "running_var") return k;
+  const std::string head = k.substr(0, last - 2);  // "...denselayerN.norm"
+  const std::size_t dot = head.rfind('.');
+  if (dot == std::string::npos) return k;
+  const std::string kind = head.substr(dot + 1);
+  if (kind != "norm" && kind != "relu" && kind != "conv") return k;
+  std::size_t digits = dot;
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(head[digits - 1]))) --digits;
+  static const std::string layer = "denselayer";
+  if (digits == dot || digits < layer.size() || head.compare(digits - layer.size(), layer.size(), layer) != 0) return k;
+  return head + k.substr(last - 1);  // "...norm" + "1.weight"
 }
 
 std::string list(const std::vector<std::string>& xs) {

@@ -2,10 +2,13 @@
 // and the checkpoint readers on hand-made, hostile and broken files.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
 
+#include "test_support.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/zoo.hpp"
 #include "zoo/builder.hpp"
@@ -13,6 +16,58 @@
 
 namespace vinfer {
 namespace {
+
+// torchvision's legacy DenseNet checkpoints (torchvision before 0.3) name
+// "denselayer1.norm.1.weight" what the model calls "denselayer1.norm1.weight":
+// the same weights under either naming load to the same graph.
+TEST(Zoo, LegacyDenseNetKeysLoadAsTheModernOnes) {
+  const zoo::ZooNet net = zoo::build_torchvision("densenet121");
+  auto write = [&](const std::string& path, bool legacy, int& renamed) {
+    std::string header = "{", data;
+    renamed = 0;
+    unsigned seed = 1;
+    for (const zoo::Param& p : net.params) {
+      std::string key = p.key;
+      if (legacy && key.find("denselayer") != std::string::npos)
+        for (const char* kind : {".norm", ".conv"}) {
+          const std::size_t at = key.rfind(kind);
+          const std::size_t digit = at + std::strlen(kind);
+          if (at != std::string::npos && digit < key.size() && (key[digit] == '1' || key[digit] == '2') &&
+              key[digit + 1] == '.') {
+            key.insert(digit, "."), ++renamed;
+            break;
+          }
+        }
+      const TensorData t = test::random_tensor(p.shape, seed++, 0.1f, 1.f);  // positive: valid running variances
+      std::string shape;
+      for (std::int64_t d : p.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+      header += (header.size() > 1 ? "," : "") + ("\"" + key + "\":{\"dtype\":\"F32\",\"shape\":[" + shape +
+                                                   "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+                                                   std::to_string(data.size() + t.f.size() * 4) + "]}");
+      data.append(reinterpret_cast<const char*>(t.f.data()), t.f.size() * 4);
+    }
+    header += "}";
+    const std::uint64_t n = header.size();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(&n), 8).write(header.data(), static_cast<std::streamsize>(n)).write(data.data(), static_cast<std::streamsize>(data.size()));
+  };
+  const std::string dir = ::testing::TempDir();
+  const std::string modern = dir + "vinfer_densenet_modern.safetensors", legacy = dir + "vinfer_densenet_legacy.safetensors";
+  int renamed_modern = 0, renamed_legacy = 0;
+  write(modern, false, renamed_modern);
+  write(legacy, true, renamed_legacy);
+  EXPECT_EQ(renamed_legacy, 58 * 10);  // 58 dense layers: norm1, norm2 (4 tensors each), conv1, conv2
+  const Graph a = zoo_graph("densenet121", modern), b = zoo_graph("densenet121", legacy);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < a.values.size(); ++i)
+    if (a.values[i].constant) {
+      ASSERT_TRUE(b.values[i].constant) << a.values[i].name;
+      EXPECT_EQ(a.values[i].constant->f, b.values[i].constant->f) << a.values[i].name;
+      ++compared;
+    }
+  EXPECT_GE(compared, net.params.size() / 2);
+  std::remove(modern.c_str()), std::remove(legacy.c_str());
+}
 
 TEST(Zoo, ParameterCountsMatchTorchvision) {
   // sum(p.numel() for p in torchvision.models.NAME().parameters())
