@@ -19,16 +19,9 @@ import tempfile
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import timed_loop  # noqa: E402
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-VINFER = os.path.join(ROOT, "build", "vinfer")
-EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
-CORES = os.cpu_count() or 1
+from common import CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
 
 
 def setting_threads(setting):

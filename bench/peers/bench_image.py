@@ -13,26 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import CORES, ROOT, VINFER, timeit  # noqa: E402
+
 IMAGE = os.path.join(ROOT, "tests", "data", "images", "retina.jpg")
 SMALL = os.path.join(ROOT, "tests", "data", "images", "squirrel_cls.jpg")
-VINFER = os.path.join(ROOT, "build", "vinfer")
-CORES = os.cpu_count() or 1
-
-
-def timeit(fn, iters, warmup=10):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(iters):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1000)
-    ts.sort()
-    return {"p50": ts[len(ts) // 2], "mean": sum(ts) / len(ts), "min": ts[0]}
 
 
 # ------------------------------------------------------------------ peers (run in child processes)

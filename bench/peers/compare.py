@@ -40,16 +40,10 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import timed_loop  # noqa: E402
+from common import CORES, EXPORT, HERE, ROOT, VINFER, timed_loop  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-VINFER = os.path.join(ROOT, "build", "vinfer")
-EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
-CORES = os.cpu_count() or 1
 MEAN, STD = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 
 

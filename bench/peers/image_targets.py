@@ -1,4 +1,4 @@
-import json, statistics, sys
+import json, statistics
 runs = [json.load(open(f"out/bench_image_{i}.json")) for i in (1, 2, 3)]
 def get(r, name, scen=None):
     for sc, n, v in r["results"]:

@@ -29,8 +29,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-VINFER = os.path.join(HERE, "..", "..", "build", "vinfer")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import VINFER  # noqa: E402
+
 OTHER = "other (normalization, activation, concat, layout)"
 
 
