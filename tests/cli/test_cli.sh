@@ -3,24 +3,7 @@
 # naming the file, exit code 2, and no output file.
 set -u
 V=${VINFER:?} D=${DATA:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
-
-expect_fail() {  # expect_fail OUTFILE PATTERN -- command...
-  local out=$1 pat=$2; shift 3
-  "$@" >"$T/stdout" 2>"$T/stderr"
-  local rc=$?
-  local lines; lines=$(wc -l <"$T/stderr")
-  if [ "$rc" -ne 2 ]; then bad "exit $rc (want 2): $*"; cat "$T/stderr"; return; fi
-  if [ "$lines" -ne 1 ]; then bad "stderr has $lines lines (want 1): $*"; cat "$T/stderr"; return; fi
-  if ! grep -q -- "$pat" "$T/stderr"; then bad "stderr lacks '$pat': $(cat "$T/stderr")"; return; fi
-  if [ -n "$out" ] && [ -e "$out" ]; then bad "output $out exists after failure"; return; fi
-  if ls "$T" | grep -q '\.tmp'; then bad "temporary file left behind"; return; fi
-  ok
-}
+. "$(dirname "$0")/lib.sh"
 
 # Good runs.
 "$V" resize "$D/images/squirrel_cls.jpg" "$T/a.png" --size 100x80 --compat pil --filter bilinear && [ -s "$T/a.png" ] && ok || bad "resize png"

@@ -3,23 +3,8 @@
 # output formats, a batch with bad files, one-line errors with exit code 2.
 set -u
 V=${VINFER:?} D=${DATA:?} M=${MODEL:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+. "$(dirname "$0")/lib.sh"
 IMG="$D/images/squirrel_cls.jpg"
-
-expect_fail() {  # expect_fail PATTERN -- command...
-  local pat=$1; shift 2
-  "$@" >"$T/stdout" 2>"$T/stderr"
-  local rc=$?
-  local lines; lines=$(wc -l <"$T/stderr")
-  if [ "$rc" -ne 2 ]; then bad "exit $rc (want 2): $*"; cat "$T/stderr"; return; fi
-  if [ "$lines" -ne 1 ]; then bad "stderr has $lines lines (want 1): $*"; cat "$T/stderr"; return; fi
-  if ! grep -q -- "$pat" "$T/stderr"; then bad "stderr lacks '$pat': $(cat "$T/stderr")"; return; fi
-  ok
-}
 
 # Top-5 in text: five lines of "prob% index label" after the file name.
 "$V" classify "$M" "$IMG" --threads 2 >"$T/out" && ok || bad "classify exit"
@@ -92,30 +77,30 @@ if grep -q "tune_conv3x3" "$T/out1"; then
 fi
 
 # Errors: one line, exit 2.
-expect_fail "cannot open" -- "$V" classify "$T/none.onnx" "$IMG"
+expect_fail "" "cannot open" -- "$V" classify "$T/none.onnx" "$IMG"
 head -c 1000 "$M" >"$T/trunc.onnx"
-expect_fail "trunc.onnx" -- "$V" classify "$T/trunc.onnx" "$IMG"
+expect_fail "" "trunc.onnx" -- "$V" classify "$T/trunc.onnx" "$IMG"
 echo "not a model" >"$T/text.onnx"
-expect_fail "not a valid ONNX model" -- "$V" classify "$T/text.onnx" "$IMG"
-expect_fail "must be positive" -- "$V" classify "$D/bad/onnx_zero_stride.onnx" "$IMG"
-expect_fail "NHWC" -- "$V" classify "$M" "$IMG" --preset keras-caffe
-expect_fail "truncated.jpg" -- "$V" bench "$M" "$D/bad/truncated.jpg" --loops 2
-expect_fail "drop the images" -- "$V" bench "$M" "$IMG" --forward-only
-expect_fail "preset" -- "$V" classify "$M" "$IMG" --preset nope
+expect_fail "" "not a valid ONNX model" -- "$V" classify "$T/text.onnx" "$IMG"
+expect_fail "" "must be positive" -- "$V" classify "$D/bad/onnx_zero_stride.onnx" "$IMG"
+expect_fail "" "NHWC" -- "$V" classify "$M" "$IMG" --preset keras-caffe
+expect_fail "" "truncated.jpg" -- "$V" bench "$M" "$D/bad/truncated.jpg" --loops 2
+expect_fail "" "drop the images" -- "$V" bench "$M" "$IMG" --forward-only
+expect_fail "" "preset" -- "$V" classify "$M" "$IMG" --preset nope
 
 # Checkpoints: hostile, corrupt, wrong network: one line, exit 2, nothing executed.
 MD=$(dirname "$M")
 rm -f /tmp/vinfer_pwned
-expect_fail "refused" -- "$V" classify resnet18 "$IMG" --weights "$MD/hostile.pth"
+expect_fail "" "refused" -- "$V" classify resnet18 "$IMG" --weights "$MD/hostile.pth"
 [ ! -e /tmp/vinfer_pwned ] && ok || bad "the hostile checkpoint ran code"
-expect_fail "pickle_cycle.pth" -- "$V" classify resnet18 "$IMG" --weights "$D/bad/pickle_cycle.pth"
+expect_fail "" "pickle_cycle.pth" -- "$V" classify resnet18 "$IMG" --weights "$D/bad/pickle_cycle.pth"
 head -c 5000 "$MD/resnet18.pth" >"$T/cut.pth"
-expect_fail "cut.pth" -- "$V" classify resnet18 "$IMG" --weights "$T/cut.pth"
-expect_fail "weights do not fit densenet121" -- "$V" classify densenet121 "$IMG" --weights "$MD/resnet18.pth"
-expect_fail "applies to built-in models" -- "$V" classify "$M" "$IMG" --weights "$MD/resnet18.pth"
-expect_fail "unknown\|cannot open" -- "$V" classify alexnet "$IMG"
+expect_fail "" "cut.pth" -- "$V" classify resnet18 "$IMG" --weights "$T/cut.pth"
+expect_fail "" "weights do not fit densenet121" -- "$V" classify densenet121 "$IMG" --weights "$MD/resnet18.pth"
+expect_fail "" "applies to built-in models" -- "$V" classify "$M" "$IMG" --weights "$MD/resnet18.pth"
+expect_fail "" "unknown\|cannot open" -- "$V" classify alexnet "$IMG"
 # Limits, each with an option.
-expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
+expect_fail "" "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
 # profile: per-layer table with the machine's measured FP32 peak and each layer's share of it.
 "$V" profile "$M" --threads 1 --runs 1 >"$T/prof.txt" 2>&1 && grep -q 'FP32 peak here: [0-9.]* GFLOP/s' "$T/prof.txt" &&
   grep -q '%peak' "$T/prof.txt" && grep -q '% of peak' "$T/prof.txt" && ok || bad "profile: $(head -c 600 "$T/prof.txt")"
@@ -135,12 +120,12 @@ PY
 "$V" devices >"$T/dev.txt" && grep -q '^cpu: compiled in' "$T/dev.txt" && grep -q '^cuda: ' "$T/dev.txt" && ok || bad "devices: $(cat "$T/dev.txt")"
 "$V" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["backend"] for b in j][:2]==["cpu","cuda"] and j[0]["devices"], j' && ok || bad "devices --json"
 if ! grep -q '^  cuda:0' "$T/dev.txt"; then
-  expect_fail "no CUDA" -- "$V" classify "$M" "$IMG" --device cuda
-  expect_fail "no CUDA" -- "$V" bench "$M" --forward-only --device cuda:1 --loops 2
+  expect_fail "" "no CUDA" -- "$V" classify "$M" "$IMG" --device cuda
+  expect_fail "" "no CUDA" -- "$V" bench "$M" --forward-only --device cuda:1 --loops 2
 fi
-expect_fail "expected cpu, cuda or cuda:N" -- "$V" classify "$M" "$IMG" --device gpu
-expect_fail "expected cuda:N" -- "$V" bench "$M" --forward-only --device cuda:x
-expect_fail "limit" -- "$V" classify "$M" "$IMG" --max-model-mb 1
+expect_fail "" "expected cpu, cuda or cuda:N" -- "$V" classify "$M" "$IMG" --device gpu
+expect_fail "" "expected cuda:N" -- "$V" bench "$M" --forward-only --device cuda:x
+expect_fail "" "limit" -- "$V" classify "$M" "$IMG" --max-model-mb 1
 "$V" classify "$M" "$IMG" "$IMG" --max-pixels 1000 --json >"$T/lim.json" 2>"$T/lim.err"; rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/lim.err")" -eq 2 ] && grep -q "limit" "$T/lim.err" && ok || bad "--max-pixels: rc $rc $(cat "$T/lim.err")"
 
