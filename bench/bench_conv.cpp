@@ -15,8 +15,10 @@
 namespace {
 
 struct Shape3x3 {
-  int ic, oc, hw;
+  int ic, oc, hw;      // hw: the input's side
   bool preact = true;  // vinfer's 1x1: with DenseNet's pre-activation
+  int stride = 1;      // 3x3s: 1 or 2 (pad 1 either way)
+  int out() const { return (hw - 1) / stride + 1; }
 };
 
 // As the engine: nChw16c where oneDNN runs AVX-512 (ONEDNN_MAX_CPU_ISA=AVX2
@@ -45,19 +47,20 @@ void evict_caches(benchmark::State& st) {
 void BM_WinogradVinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::WinogradGeometry g;
-  g.ic = s.ic, g.oc = s.oc, g.h = g.w = g.oh = g.ow = s.hw, g.pad_t = g.pad_l = 1, g.block = block();
-  if (!vinfer::cpu::WinogradF43::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  g.ic = s.ic, g.oc = s.oc, g.h = g.w = s.hw, g.oh = g.ow = s.out(), g.pad_t = g.pad_l = 1, g.block = block();
+  g.stride = s.stride;
+  if (!vinfer::cpu::Winograd3x3::supports(g)) return st.SkipWithError("no kernel for this CPU");
   const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic * 9, 0.1f);
   const auto b = random_values(s.oc, 0.1f);
   const auto x = random_values(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 1.f);
-  std::vector<float> y(static_cast<std::size_t>(s.oc) * s.hw * s.hw);
-  vinfer::cpu::WinogradF43 k(g, w.data(), b.data(), 0.f);
+  std::vector<float> y(static_cast<std::size_t>(s.oc) * s.out() * s.out());
+  vinfer::cpu::Winograd3x3 k(g, w.data(), b.data(), 0.f);
   for (auto _ : st) {
     evict_caches(st);
     k.run(x.data(), y.data());
   }
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.hw * s.hw, benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.out() * s.out(),
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kernel) {
@@ -67,7 +70,8 @@ void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kern
   dnnl::stream strm(eng);
   const tag blocked = block() == 16 ? tag::nChw16c : tag::nChw8c;
   const auto f32 = dnnl::memory::data_type::f32;
-  dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, f32, blocked), dst({1, s.oc, s.hw, s.hw}, f32, blocked),
+  const int out = kernel == 1 ? s.hw : s.out();
+  dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, f32, blocked), dst({1, s.oc, out, out}, f32, blocked),
       wany({s.oc, s.ic, kernel, kernel}, f32, tag::any), bias({s.oc}, f32, tag::a);
   dnnl::post_ops po;
   po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
@@ -76,7 +80,8 @@ void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kern
   dnnl::convolution_forward::primitive_desc pd;
   try {
     pd = dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, wany, bias, dst, {1, 1}, {kernel / 2, kernel / 2},
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src, wany, bias, dst, {s.stride, s.stride},
+                                        {kernel / 2, kernel / 2},
                                         {kernel / 2, kernel / 2}),
         attr, eng);
   } catch (const dnnl::error&) {
@@ -96,7 +101,7 @@ void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kern
     strm.wait();
   }
   st.SetLabel(pd.impl_info_str());
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * kernel * kernel * s.ic * s.oc * s.hw * s.hw,
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * kernel * kernel * s.ic * s.oc * out * out,
                                               benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) { onednn_conv(st, s, alg, 3); }
@@ -162,6 +167,39 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
       ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES(REGISTER)
 SHAPES_1X1(REGISTER_1X1)
+
+// ResNet's stride-2 3x3s (layer2/3/4's first; the input's side): vinfer's
+// stride-2 Winograd, its 3x3 windows as a GEMM on the 1x1 kernel
+// (vinfer:conv3x3_gemm), oneDNN's direct convolution.
+void BM_Conv3x3GemmVinfer(benchmark::State& st, Shape3x3 s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  vinfer::cpu::Conv1x1Geometry g;
+  g.ic = s.ic, g.oc = s.oc, g.hw = s.out() * s.out(), g.block = block(), g.stride = s.stride;
+  g.in_h = g.in_w = s.hw, g.ow = s.out(), g.kernel = 3, g.pad = 1;
+  if (!vinfer::cpu::Conv1x1Pre::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic * 9, 0.1f), b = random_values(s.oc, 0.1f);
+  const auto x = random_values(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 1.f);
+  std::vector<float> y(static_cast<std::size_t>(s.oc) * g.hw);
+  vinfer::cpu::Conv1x1Pre k(g, w.data(), b.data(), vinfer::cpu::PreActivation{}, 0.f);
+  const int threads = static_cast<int>(st.range(0));
+  vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data(), scratch.get(), threads);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * g.hw, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+#define SHAPES_S2(X)                 \
+  X(resnet_s2_56, {128, 128, 56, true, 2}) \
+  X(resnet_s2_28, {256, 256, 28, true, 2}) \
+  X(resnet_s2_14, {512, 512, 14, true, 2})
+#define REGISTER_S2(name, ...)                                                                                        \
+  BENCHMARK_CAPTURE(BM_WinogradVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_Conv3x3GemmVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_OneDnn, name##_direct, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_direct)            \
+      ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_S2(REGISTER_S2)
 
 }  // namespace
 

@@ -21,7 +21,7 @@
 namespace vinfer::cpu {
 namespace {
 
-// An op run by one of vinfer's own convolution kernels (WinogradF43,
+// An op run by one of vinfer's own convolution kernels (Winograd3x3,
 // Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
 // layers before.
 template <class Kernel>
@@ -54,7 +54,7 @@ class OwnConvOp : public CpuOp {
 };
 
 template <>
-std::vector<ByteSpan> OwnConvOp<WinogradF43>::weights() const {
+std::vector<ByteSpan> OwnConvOp<Winograd3x3>::weights() const {
   return {{kernel->transformed_weights(), kernel->transformed_weight_bytes()}};
 }
 template <>
@@ -86,15 +86,18 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
   return epilogue_of(n, false, sum_input, lo, hi);
 }
 
-// Which kernel runs a 3x3 stride-1 convolution.
-enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions };
+// Which kernel runs a 3x3 convolution of stride 1 or 2: oneDNN's, vinfer's
+// Winograd (split by tiles or by positions), or (stride 2) vinfer's GEMM
+// over the 3x3 windows on its 1x1 kernel. (The values are kept in tuning
+// caches: new ones go last.)
+enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions, VinferGemm };
 bool is_onednn(Conv3x3 k) { return k == Conv3x3::OneDnnWinograd || k == Conv3x3::OneDnnDirect; }
 
-// vinfer's F(4,3) geometry for the node, if its kernel runs the shape (batch
-// 1, maps of at least min_map pixels).
+// vinfer's Winograd geometry for the node, if its kernels run the shape
+// (batch 1, maps of at least min_map pixels).
 bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys, int min_map,
                            WinogradGeometry& geo, float& lo, float& hi) {
-  if (xs[0] != 1 || ys[2] * ys[3] < min_map || !clamp_of(n, lo, hi)) return false;
+  if (xs[0] != 1 || ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !clamp_of(n, lo, hi)) return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -104,11 +107,15 @@ bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const S
   geo.pad_t = static_cast<int>(p.pads_begin[0]);
   geo.pad_l = static_cast<int>(p.pads_begin[1]);
   geo.block = channel_block();
-  return WinogradF43::supports(geo);
+  geo.stride = static_cast<int>(p.strides[0]);
+  // VINFER_WINOGRAD_STRIDE2=0: not for stride 2 (to measure what it brings).
+  const char* env = std::getenv("VINFER_WINOGRAD_STRIDE2");
+  if (geo.stride == 2 && env && std::strcmp(env, "0") == 0) return false;
+  return Winograd3x3::supports(geo);
 }
 
-int winograd_tiles(const WinogradGeometry& g) { return ((g.oh + 3) / 4) * ((g.ow + 3) / 4); }
-double winograd_weight_mib(const WinogradGeometry& g) { return 36.0 * g.ic * g.oc * 4 / (1 << 20); }
+int winograd_tiles(const WinogradGeometry& g) { return Winograd3x3::tiles(g); }
+double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weight_bytes(g) / double(1 << 20); }
 
 // Split by tiles, each chunk of tiles streams all transformed weights (36 x
 // ic x oc floats): too little work per weight on small maps when those are
@@ -128,52 +135,76 @@ bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) 
 // layers 0.66 vs 1.05 ms, its 28x28 ones 0.20 vs 0.24, ResNet50's 56x56 ones
 // 0.47 vs 0.74; at 14x14 oneDNN's stayed faster there, as did its F(4,3) on
 // VGG19's wide layers). Split by positions where the transformed weights
-// exceed 1 MiB on at most 64 tiles (WinogradF43::choose_split). onednn_impl:
+// exceed 1 MiB on at most 64 tiles (Winograd3x3::choose_split). onednn_impl:
 // the Winograd oneDNN offered ("" for none). own: whether vinfer's runs it.
-Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool own) {
+// Stride 2: vinfer's Winograd on outputs of 14x14 and more (ResNet50's
+// layer2/3 firsts, alone, 2 threads, warm / evicted: 0.45 / 0.50 ms against
+// oneDNN's direct 0.60 / 0.64, and 0.39 / 0.55 against the GEMM's 0.55 /
+// 0.63); on 7x7 its weights, 16 of 9 taps' worth, cost more than it saves
+// (layer4's: evicted 0.88 against 0.78), and there the GEMM runs if
+// gemm_default (where its weights exceed 1 MiB), else oneDNN's direct.
+Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool own, bool gemm_default) {
   const int map = g.oh * g.ow;
-  const Conv3x3 onednn = onednn_impl.empty() || map < 14 * 14 ? Conv3x3::OneDnnDirect : Conv3x3::OneDnnWinograd;
   const char* env = std::getenv("VINFER_WINOGRAD");
   const bool prefer = env && std::strcmp(env, "vinfer") == 0;
+  const bool refuse = env && std::strcmp(env, "onednn") == 0;
+  const bool by_tiles = Winograd3x3::choose_split(g) == Winograd3x3::Split::Tiles;
+  const Conv3x3 own_kind = by_tiles ? Conv3x3::VinferTiles : Conv3x3::VinferPositions;
+  if (g.stride == 2) {
+    if (own && !refuse && (map >= 14 * 14 || prefer) && (!by_tiles || tiles_split_fits(g))) return own_kind;
+    return gemm_default ? Conv3x3::VinferGemm : Conv3x3::OneDnnDirect;
+  }
+  const Conv3x3 onednn = onednn_impl.empty() || map < 14 * 14 ? Conv3x3::OneDnnDirect : Conv3x3::OneDnnWinograd;
   const bool beats_onednn =
       (onednn_impl.empty() && map >= 14 * 14) || (onednn_impl.find("wino_2x3") != std::string::npos && map >= 28 * 28);
-  if (!own || map < 14 * 14 || (env && std::strcmp(env, "onednn") == 0) || (!beats_onednn && !prefer)) return onednn;
-  const bool by_tiles = WinogradF43::choose_split(g) == WinogradF43::Split::Tiles;
+  if (!own || map < 14 * 14 || refuse || (!beats_onednn && !prefer)) return onednn;
   if (by_tiles && !tiles_split_fits(g)) return onednn;
-  return by_tiles ? Conv3x3::VinferTiles : Conv3x3::VinferPositions;
+  return own_kind;
 }
 
-WinogradF43::Split split_of(Conv3x3 k) {
-  return k == Conv3x3::VinferPositions ? WinogradF43::Split::Positions : WinogradF43::Split::Tiles;
+Winograd3x3::Split split_of(Conv3x3 k) {
+  return k == Conv3x3::VinferPositions ? Winograd3x3::Split::Positions : Winograd3x3::Split::Tiles;
 }
 
 // Times the candidates for the layer on its own shape (tune.hpp), each with
 // its weights evicted from the caches and its input warm, as in the network,
 // and returns the fastest: the rule's choice unless another is faster by
 // more than 3 %. onednn_wino: oneDNN's Winograd for the layer, if any;
-// direct: its direct convolution. The winner's F(4,3), if vinfer's, is left
-// in `kept`.
-Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float lo, float hi, const TensorData& w,
-                 const TensorData* b, Conv3x3 rule, const dnnl::convolution_forward::primitive_desc& onednn_wino,
-                 const dnnl::convolution_forward::primitive_desc& direct, std::unique_ptr<WinogradF43>& kept) {
-  // Direct convolution does 2.25-4x the multiplications of the Winograd
-  // kernels; it is worth timing only where their transforms weigh (maps under
-  // 28x28) or where no Winograd runs. Timing it on VGG19's large maps cost
-  // more load time than anything else.
-  const bool direct_worth_timing = g.oh * g.ow < 28 * 28 || (!onednn_wino && !own);
+// direct: its direct convolution; gemm: the GEMM's geometry, if it runs the
+// layer. The winner's Winograd, if vinfer's, is left in `kept`.
+Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const Conv1x1Geometry* gemm, float lo, float hi,
+                 const TensorData& w, const TensorData* b, Conv3x3 rule,
+                 const dnnl::convolution_forward::primitive_desc& onednn_wino,
+                 const dnnl::convolution_forward::primitive_desc& direct, std::unique_ptr<Winograd3x3>& kept) {
+  // Direct convolution does 2.25-4x the multiplications of the stride-1
+  // Winograd kernels; it is worth timing only where their transforms weigh
+  // (maps under 28x28) or where no Winograd runs. Timing it on VGG19's large
+  // maps cost more load time than anything else. (Stride 2: 1.44x.)
+  const bool direct_worth_timing = g.stride == 2 || g.oh * g.ow < 28 * 28 || (!onednn_wino && !own);
+  // Stride 2: whether vinfer's Winograd runs is the rule's call, the timing
+  // only chooses within each side (its split; the GEMM or direct). Timed
+  // alone with its weights evicted, ResNet50's layer3.0 ran level with the
+  // GEMM (chosen 2 times of 4), while in the network, where the op before
+  // fetches part of its weights, it ran 0.46-0.52 ms against 0.56-0.59.
+  const auto own_kind = [](Conv3x3 k) { return k == Conv3x3::VinferTiles || k == Conv3x3::VinferPositions; };
   std::vector<Conv3x3> kinds{rule};
-  for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions}) {
+  for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
+                    Conv3x3::VinferGemm}) {
     const bool runs = k == Conv3x3::OneDnnWinograd ? static_cast<bool>(onednn_wino)
                       : k == Conv3x3::OneDnnDirect ? direct_worth_timing
                       : k == Conv3x3::VinferTiles  ? own && tiles_split_fits(g)
+                      : k == Conv3x3::VinferGemm   ? gemm != nullptr
                                                    : own && positions_split_fits(g);
-    if (k != rule && runs) kinds.push_back(k);
+    if (k != rule && runs && (g.stride == 1 || own_kind(k) == own_kind(rule))) kinds.push_back(k);
   }
   if (kinds.size() < 2) return rule;
   char key[192];
-  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g", g.ic, g.oc,
-                g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi);
-  std::unique_ptr<WinogradF43> own_kernel;  // both splits share its transformed weights
+  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s", g.ic,
+                g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi,
+                g.stride == 2 ? " stride 2" : "");
+  std::unique_ptr<Winograd3x3> own_kernel;  // both splits share its transformed weights
+  std::unique_ptr<Conv1x1Pre> gemm_kernel;
+  Block gemm_scratch;
   const int choice = tuned_choice(key, [&] {
     const dnnl::engine& eng = ctx.engine();
     std::vector<float> src(blocked_md({1, g.ic, g.h, g.w}).get_size() / sizeof(float)),
@@ -203,10 +234,17 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
         const memory& wm = r.args[DNNL_ARG_WEIGHTS];
         runs.push_back({[&r, &stream] { r.prim.execute(stream, r.args), stream.wait(); },
                         [&, wm] { evict(wm.get_data_handle(), wm.get_desc().get_size()), touch(src.data(), src_bytes); }});
+      } else if (kinds[k] == Conv3x3::VinferGemm) {
+        const int threads = omp_get_max_threads();
+        gemm_kernel = std::make_unique<Conv1x1Pre>(*gemm, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi);
+        gemm_scratch = aligned_block(gemm_kernel->scratch_bytes(threads));
+        Conv1x1Pre& c = *gemm_kernel;
+        runs.push_back({[&c, &src, &dst, &gemm_scratch, threads] { c.run(src.data(), dst.data(), gemm_scratch.get(), threads); },
+                        [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
-        if (!own_kernel) own_kernel = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
-        WinogradF43& f = *own_kernel;
-        const WinogradF43::Split split = split_of(kinds[k]);
+        if (!own_kernel) own_kernel = std::make_unique<Winograd3x3>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
+        Winograd3x3& f = *own_kernel;
+        const Winograd3x3::Split split = split_of(kinds[k]);
         runs.push_back({[&f, &src, &dst, split] { f.set_split(split), f.run(src.data(), dst.data()); },
                         [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
       }
@@ -220,7 +258,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
   const auto k = std::find(kinds.begin(), kinds.end(), static_cast<Conv3x3>(choice)) != kinds.end()
                      ? static_cast<Conv3x3>(choice)
                      : rule;
-  if (!is_onednn(k) && own_kernel) {
+  if (own_kind(k) && own_kernel) {
     own_kernel->set_split(split_of(k));
     own_kernel->release_scratch();  // the network runs it on the shared scratchpad
     kept = std::move(own_kernel);
@@ -229,16 +267,17 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, float l
   return k;
 }
 
-// Adds vinfer's F(4,3) for the node (`kernel`, or one built now with `kind`'s split).
+// Adds vinfer's Winograd for the node (`kernel`, or one built now with `kind`'s split).
 void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
-                      const TensorData* b, Conv3x3 kind, std::unique_ptr<WinogradF43> kernel) {
-  if (!kernel) kernel = std::make_unique<WinogradF43>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
-  const bool by_tiles = kernel->split() == WinogradF43::Split::Tiles;
-  auto op = std::make_unique<OwnConvOp<WinogradF43>>(std::move(kernel), omp_get_max_threads());
+                      const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
+  if (!kernel) kernel = std::make_unique<Winograd3x3>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+  const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles;
+  auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = std::string("vinfer:wino_f43") + (by_tiles ? "" : "_pos") + (channel_block() == 16 ? "_avx512" : "_avx2");
+  op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : "vinfer:wino_f43") + (by_tiles ? "" : "_pos") +
+             (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0;
   ctx.add(std::move(op));
 }
@@ -299,45 +338,20 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   ctx.add(std::move(op));
 }
 
-// vinfer's 1x1 kernel without a pre-activation, with the node's residual
-// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2, or a 3x3 of
-// stride 2 (below), batch 1, blocked input, and by default only with AVX-512
-// on output maps of at most 14x14 (ResNet50's layer3/4 and its downsampling
-// shortcuts, DenseNet's last transitions), where each layer's weights are
-// used by few pixels, so that reading them from memory weighs, and vinfer's
-// kernel prefetches the next layers' weights while it runs; oneDNN's cannot.
-// VINFER_CONV1X1=vinfer: wherever the kernel runs; =onednn or =preact: never.
-bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
-                         const TensorData& w, const TensorData* b, Form in_form) {
+// Whether vinfer's 1x1 kernel without a pre-activation (below) may run plain
+// convolutions here: by default only with AVX-512; VINFER_CONV1X1=vinfer:
+// wherever it runs (`anywhere`); =onednn or =preact: never.
+bool plain_conv1x1_allowed(bool& anywhere) {
   const char* env = std::getenv("VINFER_CONV1X1");
-  const bool anywhere = env && std::strcmp(env, "vinfer") == 0;
-  if ((env && (std::strcmp(env, "onednn") == 0 || std::strcmp(env, "preact") == 0)) ||
-      (!anywhere && channel_block() != 16))
-    return false;
-  int sum_input;
-  float lo, hi;
-  const bool one_by_one = w.shape.size() == 4 && w.shape[2] == 1 && w.shape[3] == 1 && p.group == 1 &&
-                          p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
-                          p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
-                          p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
-  // ResNet's stride-2 3x3s (layer3/4: 2.4 and 9.4 MB of weights) as a GEMM
-  // over their 3x3 windows (oneDNN's direct convolution in the network:
-  // 0.55-0.61 and 0.67-0.79 ms; this 0.50 and 0.58-0.60; ResNet50 0.983).
-  // The stride-1 ones stay with the Winograd kernels and their timing (7x7
-  // ones as a GEMM too: 0.989, no better).
-  const bool three = w.shape.size() == 4 && w.shape[2] == 3 && w.shape[3] == 3 && p.group == 1 &&
-                     p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{1, 1} &&
-                     p.pads_end == std::vector<std::int64_t>{1, 1} && p.strides == std::vector<std::int64_t>{2, 2} &&
-                     (anywhere || w.numel() * sizeof(float) > (1 << 20));
-  if (in_form != Form::Blocked || xs[0] != 1 || !(one_by_one || three) || !epilogue_of(n, true, sum_input, lo, hi))
-    return false;
-  Conv1x1Geometry geo;
-  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
-  geo.block = channel_block();
-  geo.stride = static_cast<int>(p.strides[0]);
-  geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
-  if (three) geo.kernel = 3, geo.pad = 1;
-  if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
+  anywhere = env && std::strcmp(env, "vinfer") == 0;
+  if (env && (std::strcmp(env, "onednn") == 0 || std::strcmp(env, "preact") == 0)) return false;
+  return anywhere || channel_block() == 16;
+}
+
+// Adds vinfer's 1x1 kernel (a 1x1, or a 3x3 as a GEMM over its windows) for
+// the node, with the residual Sum of sum_input (or none: -1) and a clamp.
+void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& geo, const TensorData& w,
+                       const TensorData* b, int sum_input, float lo, float hi) {
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
       omp_get_max_threads());
@@ -345,10 +359,61 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = std::string(three ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") + (channel_block() == 16 ? "_avx512" : "_avx2");
+  op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") +
+             (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * geo.depth() * geo.oc * geo.hw;
   ctx.add(std::move(op));
+}
+
+// vinfer's 1x1 kernel without a pre-activation, with the node's residual
+// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2, batch 1,
+// blocked input, and by default only with AVX-512 on output maps of at most
+// 14x14 (ResNet50's layer3/4 and its downsampling shortcuts, DenseNet's last
+// transitions), where each layer's weights are used by few pixels, so that
+// reading them from memory weighs, and vinfer's kernel prefetches the next
+// layers' weights while it runs; oneDNN's cannot.
+bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
+                         const TensorData& w, const TensorData* b, Form in_form) {
+  bool anywhere;
+  int sum_input;
+  float lo, hi;
+  const bool one_by_one = w.shape.size() == 4 && w.shape[2] == 1 && w.shape[3] == 1 && p.group == 1 &&
+                          p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
+                          p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
+                          p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
+  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || xs[0] != 1 || !one_by_one ||
+      !epilogue_of(n, true, sum_input, lo, hi))
+    return false;
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
+  geo.block = channel_block();
+  geo.stride = static_cast<int>(p.strides[0]);
+  geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
+  if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
+  add_plain_conv1x1(ctx, n, geo, w, b, sum_input, lo, hi);
   return true;
+}
+
+// A stride-2 3x3 (padding 1, batch 1, blocked input) as a GEMM over its 3x3
+// windows on the 1x1 kernel (im2col packing; vinfer:conv3x3_gemm): its
+// geometry, if the kernel may run it (plain_conv1x1_allowed, and output maps
+// of at most 14x14 unless anywhere). gemm_default: whether it is the
+// default among the non-Winograd kernels: where its weights exceed 1 MiB
+// (ResNet's layer3/4 firsts, 2.4 and 9.4 MB; oneDNN's direct convolution
+// in the network: 0.55-0.61 and 0.67-0.79 ms, this 0.50 and 0.58-0.60).
+bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowParams& p, const TensorData& w, Form in_form,
+                       Conv1x1Geometry& geo, bool& gemm_default) {
+  bool anywhere;
+  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || xs[0] != 1 ||
+      p.pads_begin != std::vector<std::int64_t>{1, 1} || p.pads_end != std::vector<std::int64_t>{1, 1} ||
+      p.strides != std::vector<std::int64_t>{2, 2})
+    return false;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
+  geo.block = channel_block();
+  geo.stride = 2, geo.kernel = 3, geo.pad = 1;
+  geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
+  gemm_default = anywhere || w.numel() * sizeof(float) > (1 << 20);
+  return Conv1x1Pre::supports(geo) && (anywhere || geo.hw <= 14 * 14);
 }
 
 }  // namespace
@@ -399,37 +464,44 @@ void build_conv(BuildContext& ctx, const Node& n) {
     return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md, strides, dil, pl, pr)
              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides, dil, pl, pr);
   };
-  // Winograd does fewer multiplications for a 3x3 stride-1 convolution
-  // (oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
-  // too). Which kernel runs it: timed at load (tune_3x3), else rule_3x3.
+  // Winograd does fewer multiplications for a 3x3 convolution (stride 1:
+  // oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
+  // too; stride 2: vinfer's 1.44x). Which kernel runs it: timed at load
+  // (tune_3x3), else rule_3x3.
   const bool tune = ctx.tune() && !std::getenv("VINFER_WINOGRAD") && !std::getenv("VINFER_WINOGRAD_SPLIT");
-  const bool wino_shape = ctx.winograd() && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
-                          p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
-                          ys[2] * ys[3] >= (tune ? 7 * 7 : 14 * 14) && xs[1] >= 16;
+  const bool stride1 = p.strides == std::vector<std::int64_t>{1, 1}, stride2 = p.strides == std::vector<std::int64_t>{2, 2};
+  const int min_map = stride2 ? 0 : tune ? 7 * 7 : 14 * 14;
+  const bool three = G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
+                     p.dilations == std::vector<std::int64_t>{1, 1} && xs[1] >= 16 &&
+                     ((stride1 && ctx.winograd() && ys[2] * ys[3] >= min_map) || stride2);
   dnnl::convolution_forward::primitive_desc pd;
-  if (wino_shape) {
+  if (three) {
     dnnl::convolution_forward::primitive_desc wino;
     try {
-      wino = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
+      if (stride1) wino = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_winograd), attr, ctx.engine());
     } catch (const dnnl::error&) {
       // not implemented for this ISA or shape
     }
     WinogradGeometry geo;
     float lo = 0, hi = 0;
-    const bool own = in_form == Form::Blocked && extra.empty() &&
-                     own_winograd_geometry(n, p, xs, ys, tune ? 7 * 7 : 14 * 14, geo, lo, hi);
+    const bool clamp_only = extra.empty() && clamp_of(n, lo, hi);
+    const bool own = ctx.winograd() && in_form == Form::Blocked && clamp_only &&
+                     own_winograd_geometry(n, p, xs, ys, min_map, geo, lo, hi);
     if (!own) {  // the geometry still keys the tuning
       geo = {static_cast<int>(xs[1]), static_cast<int>(ys[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3]),
              static_cast<int>(ys[2]), static_cast<int>(ys[3]), static_cast<int>(p.pads_begin[0]),
-             static_cast<int>(p.pads_begin[1]), channel_block()};
-      clamp_of(n, lo, hi);
+             static_cast<int>(p.pads_begin[1]), channel_block(), stride2 ? 2 : 1};
     }
-    Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own);
-    std::unique_ptr<WinogradF43> kernel;
+    Conv1x1Geometry gemm_geo;
+    bool gemm_default = false;
+    const bool gemm = stride2 && clamp_only && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
+    Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
+    std::unique_ptr<Winograd3x3> kernel;
     if (tune && extra.empty()) {  // (a residual sum's operand is not at hand to time with)
       const auto direct = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
-      kind = tune_3x3(ctx, geo, own, lo, hi, *w, b, kind, wino, direct, kernel);
+      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, wino, direct, kernel);
     }
+    if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi);
     if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }

@@ -1,4 +1,4 @@
-// vinfer's own engine kernels for AVX2 + FMA (Winograd F(4,3), the 1x1
+// vinfer's own engine kernels for AVX2 + FMA (Winograd 3x3s, the 1x1
 // convolution with a pre-activation): 8 channels per vector, 6 x 16 GEMM
 // register tiles. Compiled with -mavx2 -mfma; the classes that call them check
 // the CPU.
@@ -32,7 +32,8 @@ struct Avx2 {
 
 }  // namespace
 
-const WinogradKernelFns winograd_avx2 = winograd_kernel_fns<Avx2>();
+const WinogradKernelFns winograd_f43_avx2 = winograd_kernel_fns<Avx2, 1>();
+const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 

@@ -1,4 +1,4 @@
-// vinfer's own engine kernels for AVX-512 (Winograd F(4,3), the 1x1
+// vinfer's own engine kernels for AVX-512 (Winograd 3x3s, the 1x1
 // convolution with a pre-activation): 16 channels per vector (one nChw16c
 // block), 12 x 32 GEMM register tiles. Compiled with -mavx512f; the classes
 // that call them check the CPU.
@@ -40,7 +40,8 @@ struct Avx512 {
 
 }  // namespace
 
-const WinogradKernelFns winograd_avx512 = winograd_kernel_fns<Avx512>();
+const WinogradKernelFns winograd_f43_avx512 = winograd_kernel_fns<Avx512, 1>();
+const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
 

@@ -1,6 +1,7 @@
-// Winograd F(4x4, 3x3): what runs on any CPU (the support check, the weight
-// transform at load, the split of the image among threads). The kernels are
-// in winograd_impl.hpp, compiled per ISA in simd_avx2.cpp / simd_avx512.cpp.
+// Winograd 3x3 convolutions (winograd.hpp): what runs on any CPU (the support
+// check, the weight transform at load, the split of the image among threads).
+// The kernels are in winograd_impl.hpp, compiled per ISA in simd_avx2.cpp /
+// simd_avx512.cpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -12,44 +13,70 @@
 namespace vinfer::cpu {
 
 namespace {
-// The kernels for a channel block: 8 with AVX2 + FMA, 16 with AVX-512.
-const WinogradKernelFns* kernel_fns(int block) {
-  if (!simd_block_runs(block)) return nullptr;
-  return block == 8 ? &winograd_avx2 : &winograd_avx512;
+// The kernels for a channel block (8 with AVX2 + FMA, 16 with AVX-512) and stride.
+const WinogradKernelFns* kernel_fns(int block, int stride) {
+  if (!simd_block_runs(block) || (stride != 1 && stride != 2)) return nullptr;
+  if (stride == 1) return block == 8 ? &winograd_f43_avx2 : &winograd_f43_avx512;
+  return block == 8 ? &winograd_s2_avx2 : &winograd_s2_avx512;
 }
+
+int output_tile(const WinogradGeometry& g) { return g.stride == 2 ? 2 : 4; }
+int weight_positions(const WinogradGeometry& g) { return g.stride == 2 ? 16 : 36; }
 
 }  // namespace
 
-WinogradF43::Split WinogradF43::choose_split(const WinogradGeometry& g) {
+int Winograd3x3::tiles(const WinogradGeometry& g) {
+  const int m = output_tile(g);
+  return ((g.oh + m - 1) / m) * ((g.ow + m - 1) / m);
+}
+
+std::size_t Winograd3x3::weight_bytes(const WinogradGeometry& g) {
+  return sizeof(float) * weight_positions(g) * static_cast<std::size_t>(g.ic) * g.oc;
+}
+
+Winograd3x3::Split Winograd3x3::choose_split(const WinogradGeometry& g) {
   if (const char* env = std::getenv("VINFER_WINOGRAD_SPLIT")) {
     if (std::strcmp(env, "tiles") == 0) return Split::Tiles;
     if (std::strcmp(env, "positions") == 0) return Split::Positions;
   }
-  const int tiles = ((g.oh + 3) / 4) * ((g.ow + 3) / 4);
-  const double u_mib = 36.0 * g.ic * g.oc * 4 / (1 << 20);
-  return u_mib > 1 && tiles <= 64 ? Split::Positions : Split::Tiles;
+  return weight_bytes(g) > (1 << 20) && tiles(g) <= 64 ? Split::Positions : Split::Tiles;
 }
 
-bool WinogradF43::supports(const WinogradGeometry& g) {
-  return kernel_fns(g.block) && g.ic > 0 && g.oc > 0 && g.ic % g.block == 0 &&
-         g.oc % g.block == 0 && g.pad_t >= 0 && g.pad_t <= 2 && g.pad_l >= 0 && g.pad_l <= 2 && g.oh > 0 && g.ow > 0 &&
-         g.oh <= g.h + 2 * 2 - 2 && g.ow <= g.w + 2 * 2 - 2;
+bool Winograd3x3::supports(const WinogradGeometry& g) {
+  if (!kernel_fns(g.block, g.stride) || g.ic <= 0 || g.oc <= 0 || g.ic % g.block != 0 || g.oc % g.block != 0 ||
+      g.pad_t < 0 || g.pad_t > 2 || g.pad_l < 0 || g.pad_l > 2 || g.oh <= 0 || g.ow <= 0)
+    return false;
+  // At most 2 of padding after the input too: the last output reads up to
+  // input row (oh - 1) * stride - pad_t + 2.
+  return (g.oh - 1) * g.stride - g.pad_t + 2 <= g.h + 1 && (g.ow - 1) * g.stride - g.pad_l + 2 <= g.w + 1;
 }
 
-WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const float* bias, float lo, float hi,
+Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias, float lo, float hi,
                          Split split)
     : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi) {
-  tiles_w_ = (g.ow + 3) / 4;
-  tiles_ = tiles_w_ * ((g.oh + 3) / 4);
-  fns_ = kernel_fns(g.block);
+  const int m = output_tile(g);
+  tiles_w_ = (g.ow + m - 1) / m;
+  tiles_ = tiles(g);
+  fns_ = kernel_fns(g.block, g.stride);
   rows_ = g.block == 16 ? 12 : 6;
   max_chunk_ = 2 * rows_;  // the GEMM's B (a slice of U) then serves two register tiles
   // U = G g G^T per channel pair, in double, stored per position as the
   // GEMM's panels: [pos][oc / 2L][ic][2L] (a last panel of L channels where
   // oc is an odd number of vectors).
-  static const double G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
-  u_ = aligned_block(sizeof(float) * 36 * g.ic * g.oc);
+  static const double G43[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                   {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static const double GS2[4][3] = {{1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}};
+  const bool s2 = g.stride == 2;
+  const int n = s2 ? 4 : 6;
+  const double(*G)[3] = s2 ? GS2 : G43;
+  positions_ = n * n;
+  rows_per_tile_ = 0;
+  for (int p = 0; p < positions_; ++p) {
+    // Stride 2: position 3 of a dimension serves both of its odd samples.
+    mult_[static_cast<std::size_t>(p)] = s2 ? (p / 4 == 3 ? 2 : 1) * (p % 4 == 3 ? 2 : 1) : 1;
+    rows_per_tile_ += mult_[static_cast<std::size_t>(p)];
+  }
+  u_ = aligned_block(transformed_weight_bytes());
   float* u = static_cast<float*>(u_.get());
   const int panel = 2 * g.block;
   for (int o = 0; o < g.oc; ++o)
@@ -57,12 +84,12 @@ WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const 
       const int col0 = o / panel * panel, width = std::min(panel, g.oc - col0);
       const float* k = weights + (static_cast<std::size_t>(o) * g.ic + i) * 9;
       double gg[6][3];
-      for (int a = 0; a < 6; ++a)
+      for (int a = 0; a < n; ++a)
         for (int c = 0; c < 3; ++c) gg[a][c] = G[a][0] * k[c] + G[a][1] * k[3 + c] + G[a][2] * k[6 + c];
-      for (int a = 0; a < 6; ++a)
-        for (int b = 0; b < 6; ++b) {
+      for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) {
           const double v = gg[a][0] * G[b][0] + gg[a][1] * G[b][1] + gg[a][2] * G[b][2];
-          u[static_cast<std::size_t>(a * 6 + b) * g.ic * g.oc + static_cast<std::size_t>(col0) * g.ic +
+          u[static_cast<std::size_t>(a * n + b) * g.ic * g.oc + static_cast<std::size_t>(col0) * g.ic +
             static_cast<std::size_t>(i) * width + (o - col0)] = static_cast<float>(v);
         }
     }
@@ -70,19 +97,27 @@ WinogradF43::WinogradF43(const WinogradGeometry& g, const float* weights, const 
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
 }
 
-std::size_t WinogradF43::thread_floats() const {
-  const std::size_t rows = max_chunk_ + rows_ - 1;
-  return 36 * (position_stride(rows * g_.ic) + position_stride(rows * g_.oc));
+WinogradLayout Winograd3x3::layout(int rows, int ch) const {
+  WinogradLayout l;
+  l.pitch = static_cast<std::size_t>(rows) * ch;
+  for (int p = 0; p < positions_; ++p) {
+    l.at[static_cast<std::size_t>(p)] = l.floats;
+    l.floats += position_stride(mult_[static_cast<std::size_t>(p)] * l.pitch);
+  }
+  return l;
 }
 
-std::size_t WinogradF43::scratch_bytes(int threads) const {
-  const std::size_t tiles = tiles_;
-  if (split_ == Split::Positions)
-    return sizeof(float) * 36 * (position_stride(tiles * g_.ic) + position_stride(tiles * g_.oc));
+std::size_t Winograd3x3::thread_floats() const {
+  const int rows = max_chunk_ + rows_ - 1;
+  return layout(rows, g_.ic).floats + layout(rows, g_.oc).floats;
+}
+
+std::size_t Winograd3x3::scratch_bytes(int threads) const {
+  if (split_ == Split::Positions) return sizeof(float) * (layout(tiles_, g_.ic).floats + layout(tiles_, g_.oc).floats);
   return sizeof(float) * thread_floats() * std::max(1, threads);
 }
 
-void WinogradF43::run(const float* src, float* dst) {
+void Winograd3x3::run(const float* src, float* dst) {
   const int threads = omp_get_max_threads();
   if (own_threads_ < threads) {
     own_scratch_ = aligned_block(scratch_bytes(threads));
@@ -91,60 +126,91 @@ void WinogradF43::run(const float* src, float* dst) {
   run(src, dst, own_scratch_.get(), threads);
 }
 
-void WinogradF43::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch) {
-  if (split_ == Split::Positions) return run_by_positions(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+void Winograd3x3::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch) {
+  if (split_ == Split::Positions) run_by_positions(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+  else run_by_tiles(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+}
+
+void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int max_threads,
+                               const std::vector<ByteSpan>* prefetch) {
   // Every thread gets at least half a register tile of rows (DenseNet's 14x14
   // maps: 16 tiles, 2 threads of 8 were faster than 1 thread of 16).
   const int threads = std::max(1, std::min({omp_get_max_threads(), max_threads, tiles_ / (rows_ / 2)}));
   const float* u = static_cast<const float*>(u_.get());
+  const std::size_t uw = static_cast<std::size_t>(g_.ic) * g_.oc;  // floats per position
+  const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
+  const int max_rows = max_chunk_ + rows_ - 1;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
     const int begin = static_cast<int>(static_cast<long>(tiles_) * t / n);
     const int count = static_cast<int>(static_cast<long>(tiles_) * (t + 1) / n) - begin;
-    float* v = static_cast<float*>(scratch) + thread_floats() * t;
-    float* m = v + 36 * position_stride(static_cast<std::size_t>(max_chunk_ + rows_ - 1) * g_.ic);
+    float* v = scratch + thread_floats() * t;
+    float* m = v + layout(max_rows, g_.ic).floats;
     // Chunks of max_chunk_ tiles; the last one also takes the rows that do
     // not fill a register tile, so each thread runs at most one partial tile.
     // The first chunk fetches U while it transforms its input: inside a
     // network the weights come from memory, and the GEMM would wait for them.
     const int chunks = std::max(1, count / max_chunk_);
-    const long calls = static_cast<long>(chunks) * 36 * ((g_.oc + 2 * g_.block - 1) / (2 * g_.block)) *
-                       ((count / chunks + rows_ - 1) / rows_);
-    PrefetchCursor pf(prefetch, t, n, calls);
+    long calls = 0;
+    for (int p = 0; p < positions_; ++p) calls += (mult_[static_cast<std::size_t>(p)] * (count / chunks) + rows_ - 1) / rows_;
+    PrefetchCursor pf(prefetch, t, n, calls * chunks * panels);
     for (int t0 = begin, left = count; left > 0;) {
       const int T = left < max_chunk_ + rows_ ? left : max_chunk_;
-      fns_->chunk(g_, tiles_w_, t0, T, src, u, t0 == begin, bias_.data(), lo_, hi_, v, m, dst, &pf);
+      const WinogradLayout lv = layout(T, g_.ic), lm = layout(T, g_.oc);
+      const bool first = t0 == begin;
+      fns_->input(g_, tiles_w_, t0, T, lv, src, v, first ? u : nullptr, first ? transformed_weight_bytes() : 0);
+      for (int p = 0; p < positions_; ++p)
+        fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], g_.ic,
+                   g_.oc, mult_[static_cast<std::size_t>(p)] * T, &pf);
+      fns_->output(g_, tiles_w_, t0, T, lm, m, bias_.data(), lo_, hi_, dst);
       t0 += T, left -= T;
     }
   }
 }
 
-void WinogradF43::run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
+void Winograd3x3::run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
                                    const std::vector<ByteSpan>* prefetch) {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const float* u = static_cast<const float*>(u_.get());
-  const std::size_t ic = g_.ic, oc = g_.oc, tiles = tiles_;
-  const std::size_t vs = position_stride(tiles * ic), ms = position_stride(tiles * oc);
-  float* v = scratch;  // V[36][tiles][ic]
-  float* m = scratch + 36 * vs;  // M[36][tiles][oc]
+  const std::size_t ic = g_.ic, oc = g_.oc, uw = ic * oc;
+  const WinogradLayout lv = layout(tiles_, g_.ic), lm = layout(tiles_, g_.oc);
+  float* v = scratch;             // V: all tiles
+  float* m = scratch + lv.floats;  // M: all tiles
+  const long all_rows = static_cast<long>(rows_per_tile_) * tiles_;  // of the GEMMs, positions one after another
+  const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
     const int tile0 = static_cast<int>(tiles_ * static_cast<long>(t) / n);
     const int count = static_cast<int>(tiles_ * static_cast<long>(t + 1) / n) - tile0;
-    const int pos0 = 36 * t / n, pos1 = 36 * (t + 1) / n;
+    const long r0 = all_rows * t / n, r1 = all_rows * (t + 1) / n;  // the thread's GEMM rows
+    int p0 = 0, p1 = 0;  // the positions they are in: [p0, p1)
+    for (long base = 0; p1 < positions_; ++p1) {
+      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p1)]) * tiles_;
+      if (base + rows <= r0) p0 = p1 + 1;
+      if (base >= r1) break;
+      base += rows;
+    }
     // The thread's first positions of U come into L2 while it transforms.
-    const float* pf = u + pos0 * ic * oc;
-    const std::size_t pf_bytes = count > 0 ? std::min<std::size_t>(sizeof(float) * (pos1 - pos0) * ic * oc, 1 << 20) : 0;
-    fns_->input(g_, tiles_w_, tile0, count, vs, src, v + tile0 * ic, pf, pf_bytes);
+    const float* pf = u + p0 * uw;
+    const std::size_t pf_bytes =
+        count > 0 && p1 > p0 ? std::min<std::size_t>(sizeof(float) * (p1 - p0) * uw, 1 << 20) : 0;
+    fns_->input(g_, tiles_w_, tile0, count, lv, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
-    PrefetchCursor next(prefetch, t, n,
-                        static_cast<long>(pos1 - pos0) * ((g_.oc + 2 * g_.block - 1) / (2 * g_.block)) * ((tiles_ + rows_ - 1) / rows_));
-    for (int pos = pos0; pos < pos1; ++pos)
-      fns_->gemm(v + pos * vs, u + pos * ic * oc, m + pos * ms, g_.ic, g_.oc, tiles_, &next);
+    PrefetchCursor next(prefetch, t, n, panels * ((r1 - r0) / rows_ + (p1 - p0)));
+    long base = 0;
+    for (int p = 0; p < positions_; ++p) {
+      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p)]) * tiles_;
+      const long lo = std::max(base, r0), hi = std::min(base + rows, r1);
+      if (lo < hi)
+        fns_->gemm(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo - base) * ic, u + p * uw,
+                   m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo - base) * oc, g_.ic, g_.oc,
+                   static_cast<int>(hi - lo), &next);
+      base += rows;
+    }
 #pragma omp barrier
-    fns_->output(g_, tiles_w_, tile0, count, ms, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
+    fns_->output(g_, tiles_w_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
   }
 }
 

@@ -1,22 +1,37 @@
-// Internal: Winograd F(4x4, 3x3) for stride-1 3x3 convolutions on
-// channel-blocked tensors (nChw8c / nChw16c, batch 1), vinfer's own kernel for
-// machines where oneDNN 2.6 has no Winograd (AVX2). A 6x6 input tile gives a
-// 4x4 output tile with 36 multiplications per channel pair instead of 144
-// (4x fewer); the transforms are adds and a few multiplies.
+// Internal: Winograd 3x3 convolutions on channel-blocked tensors (nChw8c /
+// nChw16c, batch 1), vinfer's own kernels, in two forms:
+// - stride 1, F(4x4, 3x3): a 6x6 input tile gives a 4x4 output tile with 36
+//   multiplications per channel pair instead of 144 (4x fewer). For machines
+//   where oneDNN 2.6 has no Winograd (AVX2), and for maps where its F(2,3) does
+//   less well.
+// - stride 2 (ResNet's downsampling 3x3s, for which no library here has a
+//   Winograd form): taken apart into its even and odd rows and columns, a
+//   stride-2 3x3 is a 2x2 stride-1 convolution of the even samples plus 1-tap
+//   ones of the odd samples. Per dimension two outputs of five inputs x0..x4,
+//     y0 = w0 x0 + w1 x1 + w2 x2,   y1 = w0 x2 + w1 x3 + w2 x4,
+//   take five multiplications instead of six: F(2,2) on the even samples,
+//   (x0 - x2) w0, x2 (w0 + w2), (x4 - x2) w2, and x1 w1, x3 w1. A 5x5 input
+//   tile gives a 2x2 output tile with 25 multiplications instead of 36 (1.44x
+//   fewer); every coefficient is 0 or +-1. The products of the odd samples
+//   share their weight (w1), so they are one GEMM with two or four times the
+//   rows: the transformed weights are 4x4 matrices per channel pair (1.8x the
+//   plain ones), not 5x5.
 //
-// Three steps: input transform (V = B^T d B), 36 GEMMs against the weights
-// transformed once at load (U = G g G^T), output transform (Y = A^T M A)
-// with bias and clamp, written into dst. Two ways to split them:
+// Three steps: input transform (V = B^T d B), one GEMM per weight position
+// against the weights transformed once at load (U = G g G^T), output
+// transform (Y = A^T M A) with bias and clamp, written into dst. Two ways to
+// split them among threads:
 // - by tiles: each thread takes an equal run of tiles, in chunks of at most
 //   two GEMM register tiles of rows, each chunk through all three steps while
 //   its scratch stays in L2. Each chunk reads all of U: good while U is small
 //   next to the work of a chunk (DenseNet's 128 -> 32 layers on large maps).
 // - by positions: all threads transform their share of all tiles, then each
-//   multiplies its share of the 36 positions for all tiles (reading only its
+//   multiplies its share of the GEMMs' rows for all tiles (reading only its
 //   share of U, once), then each transforms its tiles' outputs; two barriers.
 //   For wide layers on small maps (U over 1 MiB, at most 64 tiles: VGG19's
 //   and ResNet50's 28x28 and 14x14 layers).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -33,9 +48,10 @@ struct WinogradGeometry {
   int oh = 0, ow = 0;        // output size
   int pad_t = 0, pad_l = 0;  // leading padding (0..2)
   int block = 8;             // channel block of src and dst (8 or 16)
+  int stride = 1;            // 1: F(4x4, 3x3); 2: the form for stride 2
 };
 
-// The distance (in floats) between the 36 positions of V or M for `floats`
+// The distance (in floats) between the positions of V or M for `floats`
 // per position: whole cache lines, an odd number of them, so that the 36
 // lines a tile's transform stores (or the output transform loads) fall in 36
 // different L1 sets. With 196 x 128 floats (DenseNet's 56x56 layers) the
@@ -47,38 +63,42 @@ inline std::size_t position_stride(std::size_t floats) {
   return (lines | 1) * 16;
 }
 
-// The kernels of one ISA. chunk: tiles [tile0, tile0 + T) through the three
-// steps, v and m the thread's scratch (36 x T x ic and 36 x T x oc floats,
-// positions position_stride() apart). input / gemm / output: one step each,
-// on V[36][tiles][ic] and M[36][tiles][oc], positions v_stride / m_stride
-// floats apart (v and m point at tile0's row), with pf_bytes at pf prefetched
-// into L2 during the input transform; gemm: C[T][n] = A[T][k] x B[k][n].
-// chunk and gemm prefetch what pf hands out (or nothing: null).
+// Where the rows of V (or M) are, for `rows` tiles of `ch` channels: weight
+// position p's rows start at at[p] floats; a position of the stride-2 form
+// that serves several transformed samples (the odd ones) has one run of
+// `rows` rows per sample, `pitch` = rows x ch floats apart, so that its GEMM
+// is over all of them at once.
+struct WinogradLayout {
+  std::array<std::size_t, 36> at{};
+  std::size_t pitch = 0;
+  std::size_t floats = 0;  // all of it
+};
+
+// The kernels of one ISA and form. input / output: the transforms of tiles
+// [tile0, tile0 + T) (v and m point at tile0's row), with pf_bytes at pf
+// prefetched into L2 during the input transform; gemm: C[T][n] = A[T][k] x
+// B[k][n], prefetching what pf hands out (or nothing: null).
 struct WinogradKernelFns {
-  void (*chunk)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
-                bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst,
-                PrefetchCursor* pf);
-  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t v_stride, const float* src,
+  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lv, const float* src,
                 float* v, const float* pf, std::size_t pf_bytes);
   void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf);
-  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t m_stride, const float* m,
+  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm, const float* m,
                  const float* bias, float lo, float hi, float* dst);
 };
-extern const WinogradKernelFns winograd_avx2;
-extern const WinogradKernelFns winograd_avx512;
+extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_s2_avx2, winograd_s2_avx512;
 
-class WinogradF43 {
+class Winograd3x3 {
  public:
   // How threads share the work (above); Auto: choose_split(g).
   enum class Split { Auto, Tiles, Positions };
 
   // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
-  // and handles this geometry.
+  // and handles this geometry (stride 1 or 2).
   static bool supports(const WinogradGeometry& g);
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
   // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds).
-  WinogradF43(const WinogradGeometry& g, const float* weights, const float* bias,
+  Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias,
               float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
               Split split = Split::Auto);
 
@@ -103,26 +123,34 @@ class WinogradF43 {
   }
   // Frees the scratch run(src, dst) allocated for itself.
   void release_scratch() { own_scratch_.reset(), own_threads_ = 0; }
-  // The transformed weights (36 x ic x oc floats).
+  // The transformed weights (positions x ic x oc floats).
   const void* transformed_weights() const { return u_.get(); }
-  std::size_t transformed_weight_bytes() const { return sizeof(float) * 36 * g_.ic * g_.oc; }
+  std::size_t transformed_weight_bytes() const { return weight_bytes(g_); }
+  // For a geometry: its output tiles, and the bytes of its transformed weights.
+  static int tiles(const WinogradGeometry& g);
+  static std::size_t weight_bytes(const WinogradGeometry& g);
   // Chooses by shape; VINFER_WINOGRAD_SPLIT=tiles|positions overrides.
   static Split choose_split(const WinogradGeometry& g);
 
  private:
   WinogradGeometry g_;
   Split split_ = Split::Tiles;
+  int positions_ = 36;   // weight positions: 36 (stride 1) or 16 (stride 2)
+  int rows_per_tile_ = 36;  // GEMM rows per tile, over all positions: 36 or 25
+  std::array<int, 36> mult_{};  // transformed samples a position serves: 1 (stride 2: 1, 2 or 4)
   int tiles_w_ = 0, tiles_ = 0;
   int rows_ = 12;        // the GEMM's register-tile rows
   int max_chunk_ = 24;   // tiles per chunk (the last of a thread takes up to rows_ - 1 more)
   const WinogradKernelFns* fns_ = nullptr;
-  Block u_;                  // [36][oc / 2L][ic][2L]
+  Block u_;                  // [positions][oc / 2L][ic][2L]
   std::vector<float> bias_;  // oc
   float lo_, hi_;
   Block own_scratch_;  // for run(src, dst)
   int own_threads_ = 0;
 
+  WinogradLayout layout(int rows, int ch) const;
   std::size_t thread_floats() const;
+  void run_by_tiles(const float* src, float* dst, float* scratch, int max_threads, const std::vector<ByteSpan>* prefetch);
   void run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
                         const std::vector<ByteSpan>* prefetch);
 };

@@ -1,13 +1,20 @@
-// Internal: Winograd F(4x4, 3x3) kernels written once over an ISA's vector
+// Internal: Winograd kernels (winograd.hpp) written once over an ISA's vector
 // type, included by simd_avx2.cpp and simd_avx512.cpp (each compiled
 // for its ISA). A vector holds L channels of one pixel, so every transform
-// works on L channels at once. Points 0, +-1, +-2 (Lavin and Gray):
+// works on L channels at once. F(4x4, 3x3) for stride 1, points 0, +-1, +-2
+// (Lavin and Gray):
 //   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
 //   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
 //   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// Stride 2, per dimension on x0..x4 (F(2,2) on the even samples, the odd ones
+// as they are):
+//   B^T = [1 0 -1 0 0; 0 0 1 0 0; 0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0]
+//   G   = [1 0 0; 1 0 1; 0 0 1; 0 1 0] (the last row serves both odd samples)
+//   A^T = [1 1 0 1 0; 0 1 1 0 1]
 // I: the ISA (vector type V, lanes L, ops, and the GEMM micro-kernels).
 #pragma once
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include <immintrin.h>
@@ -46,87 +53,134 @@ struct WinogradKernels {
     r[3] = I::add(I::fmadd(I::set1(8.f), d, b), m[5]);
   }
 
+  // The two forms (winograd.hpp): input tile side N, output tile side M (the
+  // input tiles are 4 pixels apart in both), the 1D transforms, and where
+  // transformed sample (i, j) of a tile goes: pos[i * N + j], in floats from
+  // the tile's row of V (or M).
+  struct F43 {
+    static constexpr int N = 6, M = 4;
+    static void bt(const V z[6], V r[6]) { bt6(z, r); }
+    static void at(const V m[6], V r[4]) { at6(m, r); }
+    static void positions(const WinogradLayout& l, std::size_t pos[36]) { std::copy(l.at.begin(), l.at.end(), pos); }
+  };
+  // Stride 2: x0..x4 -> E0 = x0 - x2, E1 = x2, E2 = x4 - x2 (F(2,2) on the
+  // even samples), O0 = x1, O1 = x3 (the odd ones); y0 = E0 + E1 + O0,
+  // y1 = E1 + E2 + O1 of the products. Weight position per dimension: E0, E1,
+  // E2, or 3 for both odd samples (one run of rows each, pitch apart).
+  struct S2 {
+    static constexpr int N = 5, M = 2;
+    static void bt(const V z[5], V r[5]) {
+      r[0] = I::sub(z[0], z[2]), r[1] = z[2], r[2] = I::sub(z[4], z[2]), r[3] = z[1], r[4] = z[3];
+    }
+    static void at(const V m[5], V r[2]) {
+      r[0] = I::add(I::add(m[0], m[1]), m[3]);
+      r[1] = I::add(I::add(m[1], m[2]), m[4]);
+    }
+    static void positions(const WinogradLayout& l, std::size_t pos[25]) {
+      for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 5; ++j) {
+          const int pi = std::min(i, 3), pj = std::min(j, 3);
+          const int run = (i < 3 ? 0 : i - 3) * (pj == 3 ? 2 : 1) + (j < 3 ? 0 : j - 3);
+          pos[i * 5 + j] = l.at[static_cast<std::size_t>(pi * 4 + pj)] + static_cast<std::size_t>(run) * l.pitch;
+        }
+    }
+  };
+  template <int Stride>
+  using Form = std::conditional_t<Stride == 1, F43, S2>;
+
   // Offset of (channel c, pixel p) in a blocked tensor with hw pixels per plane.
   static std::size_t at(int c, std::size_t p, std::size_t hw, int block) {
     return ((static_cast<std::size_t>(c / block)) * hw + p) * block + c % block;
   }
 
-  // B^T d B for one 6x6 tile of L channels. Pixel (i, j) of the tile is at
+  // B^T d B for one NxN tile of L channels. Pixel (i, j) of the tile is at
   // base + at + i * row + j * px; on a Border tile only where bit i of rows_in
-  // and bit j of cols_in are set (the rest is padding, zero). The 36 results
-  // go to v, `pos_stride` floats apart.
-  template <bool Border>
+  // and bit j of cols_in are set (the rest is padding, zero). Result (i, j)
+  // goes to v + pos[i * N + j].
+  template <class F, bool Border>
   static void tile_transform(const float* base, std::ptrdiff_t at, std::ptrdiff_t row, std::ptrdiff_t px, unsigned rows_in,
-                             unsigned cols_in, float* v, std::size_t pos_stride) {
-    V tmp[6][6];  // d B, row by row
-    for (int i = 0; i < 6; ++i) {
-      V z[6];
-      for (int j = 0; j < 6; ++j)
+                             unsigned cols_in, float* v, const std::size_t* pos) {
+    constexpr int N = F::N;
+    V tmp[N][N];  // d B, row by row
+    for (int i = 0; i < N; ++i) {
+      V z[N];
+      for (int j = 0; j < N; ++j)
         z[j] = !Border || ((rows_in >> i) & (cols_in >> j) & 1u) ? I::load(base + (at + i * row + j * px)) : I::zero();
-      bt6(z, tmp[i]);
+      F::bt(z, tmp[i]);
     }
-    for (int j = 0; j < 6; ++j) {  // B^T (d B), column by column
-      V z[6], r[6];
-      for (int i = 0; i < 6; ++i) z[i] = tmp[i][j];
-      bt6(z, r);
-      float* o = v + j * pos_stride;
-      for (int i = 0; i < 6; ++i, o += 6 * pos_stride) I::store(o, r[i]);
+    for (int j = 0; j < N; ++j) {  // B^T (d B), column by column
+      V z[N], r[N];
+      for (int i = 0; i < N; ++i) z[i] = tmp[i][j];
+      F::bt(z, r);
+      for (int i = 0; i < N; ++i) I::store(v + pos[i * N + j], r[i]);
     }
   }
 
-  // V[pos][t][ic] for tiles [tile0, tile0 + T), positions pos_stride floats
-  // apart (v points at tile0's row). Meanwhile, when pf_bytes > 0, the bytes at pf
-  // are prefetched into L2, spread over the tiles' transforms.
-  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t pos_stride,
-                              const float* src, float* v, const char* pf, std::size_t pf_bytes) {
+  // V for tiles [tile0, tile0 + T) in layout lv (v points at tile0's row).
+  // Meanwhile, when pf_bytes > 0, the bytes at pf are prefetched into L2,
+  // spread over the tiles' transforms.
+  template <int Stride>
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lv,
+                              const float* src, float* v, const float* pf_at, std::size_t pf_bytes) {
+    using F = Form<Stride>;
+    constexpr int N = F::N;
+    std::size_t pos[N * N];
+    F::positions(lv, pos);
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
     const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(H) * W * B, row = static_cast<std::ptrdiff_t>(W) * B;
     const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
     const std::size_t pf_step = transforms ? (pf_bytes / 64 + transforms - 1) / transforms * 64 : 0;  // bytes per transform
+    const char* pf = reinterpret_cast<const char*>(pf_at);
     const char* const pf_end = pf + pf_bytes;
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
       float* vt = v + static_cast<std::size_t>(t) * IC;
       const int y0 = (ti / tiles_w) * 4 - g.pad_t, x0 = (ti % tiles_w) * 4 - g.pad_l;
       unsigned rows_in = 0, cols_in = 0;
-      for (int i = 0; i < 6; ++i) {
+      for (int i = 0; i < N; ++i) {
         rows_in |= (y0 + i >= 0 && y0 + i < H ? 1u : 0u) << i;
         cols_in |= (x0 + i >= 0 && x0 + i < W ? 1u : 0u) << i;
       }
-      const bool inside = rows_in == 63 && cols_in == 63;
+      const bool inside = rows_in == (1u << N) - 1 && cols_in == (1u << N) - 1;
       for (int c = 0; c < IC; c += L) {  // B == L: one channel block per vector
         for (const char* q = pf, *e = std::min(pf + pf_step, pf_end); q < e; q += 64) _mm_prefetch(q, _MM_HINT_T1);
         pf = std::min(pf + pf_step, pf_end);
         const std::ptrdiff_t at = (c / B) * plane + y0 * row + static_cast<std::ptrdiff_t>(x0) * B;
-        if (inside) tile_transform<false>(src, at, row, B, rows_in, cols_in, vt + c, pos_stride);
-        else tile_transform<true>(src, at, row, B, rows_in, cols_in, vt + c, pos_stride);
+        if (inside) tile_transform<F, false>(src, at, row, B, rows_in, cols_in, vt + c, pos);
+        else tile_transform<F, true>(src, at, row, B, rows_in, cols_in, vt + c, pos);
       }
     }
   }
 
   // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
-  // M[pos][t][oc], positions pos_stride floats apart (m points at tile0's row).
-  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t pos_stride,
+  // M in layout lm (m points at tile0's row).
+  template <int Stride>
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm,
                                const float* m, const float* bias, float lo, float hi, float* dst) {
+    using F = Form<Stride>;
+    constexpr int N = F::N, M = F::M;
+    std::size_t pos[N * N];
+    F::positions(lm, pos);
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
-      const int y0 = (ti / tiles_w) * 4, x0 = (ti % tiles_w) * 4;
+      const int y0 = (ti / tiles_w) * M, x0 = (ti % tiles_w) * M;
       for (int c = 0; c < g.oc; c += L) {
-        V tmp[4][6];  // A^T M, column by column
-        for (int j = 0; j < 6; ++j) {
-          V col[6], r[4];
-          for (int i = 0; i < 6; ++i) col[i] = I::load(m + (i * 6 + j) * pos_stride + t * g.oc + c);
-          at6(col, r);
-          for (int i = 0; i < 4; ++i) tmp[i][j] = r[i];
+        V tmp[M][N];  // A^T M, column by column
+        const float* mt = m + static_cast<std::size_t>(t) * g.oc + c;
+        for (int j = 0; j < N; ++j) {
+          V col[N], r[M];
+          for (int i = 0; i < N; ++i) col[i] = I::load(mt + pos[i * N + j]);
+          F::at(col, r);
+          for (int i = 0; i < M; ++i) tmp[i][j] = r[i];
         }
         const V b = I::load(bias + c);
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < M; ++i) {
           if (y0 + i >= g.oh) break;
-          V r[4];
-          at6(tmp[i], r);
-          for (int j = 0; j < 4 && x0 + j < g.ow; ++j) {
+          V r[M];
+          F::at(tmp[i], r);
+          for (int j = 0; j < M && x0 + j < g.ow; ++j) {
             const V y = I::min(I::max(I::add(r[j], b), vlo), vhi);
             I::store(dst + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
           }
@@ -134,7 +188,6 @@ struct WinogradKernels {
       }
     }
   }
-
 
   // C[T][n] = A[T][k] x B[k][n] in the ISA's register tiles, B stored as
   // panels of 2L columns ([n / 2L][k][2L], a last one of L where n is an odd
@@ -169,32 +222,15 @@ struct WinogradKernels {
       }
     }
   }
-
-  // One chunk of tiles through all three steps (WinogradKernelFns::chunk).
-  static void chunk(const WinogradGeometry& g, int tiles_w, int tile0, int T, const float* src, const float* u,
-                    bool prefetch_u, const float* bias, float lo, float hi, float* v, float* m, float* dst,
-                    PrefetchCursor* pf) {
-    const std::size_t vs = position_stride(static_cast<std::size_t>(T) * g.ic);
-    const std::size_t ms = position_stride(static_cast<std::size_t>(T) * g.oc);
-    input_transform(g, tiles_w, tile0, T, vs, src, v, reinterpret_cast<const char*>(u),
-                    prefetch_u ? sizeof(float) * 36 * g.ic * g.oc : 0);
-    for (int pos = 0; pos < 36; ++pos)
-      gemm(v + pos * vs, u + static_cast<std::size_t>(pos) * g.ic * g.oc, m + pos * ms, g.ic, g.oc, T, pf);
-    output_transform(g, tiles_w, tile0, T, ms, m, bias, lo, hi, dst);
-  }
 };
 
 }  // namespace vinfer::cpu
 
 namespace vinfer::cpu {
-// The kernels' entry points for one ISA (I).
-template <class I>
+// The kernels' entry points for one ISA (I) and stride.
+template <class I, int Stride>
 constexpr WinogradKernelFns winograd_kernel_fns() {
   using K = WinogradKernels<I>;
-  return {K::chunk, [](const WinogradGeometry& g, int tiles_w, int tile0, int T, std::size_t v_stride, const float* src,
-                       float* v, const float* pf, std::size_t pf_bytes) {
-            K::input_transform(g, tiles_w, tile0, T, v_stride, src, v, reinterpret_cast<const char*>(pf), pf_bytes);
-          },
-          K::gemm, K::output_transform};
+  return {K::template input_transform<Stride>, K::gemm, K::template output_transform<Stride>};
 }
 }  // namespace vinfer::cpu

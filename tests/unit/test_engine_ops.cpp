@@ -130,15 +130,17 @@ TEST(EngineOps, ConvVariants) {
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
 }
 
-// vinfer's Winograd F(4,3) (src/cpu/winograd*.cpp) against plain loops, for
-// both channel blocks, every padding it takes, partial tiles and chunks, bias
-// and clamping. Winograd rounds differently from direct convolution: the bound
-// is relative to the largest output.
-TEST(Winograd, F43MatchesDirectConvolution) {
+// vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) for stride 1, the
+// polyphase form for stride 2) against plain loops, for both channel blocks,
+// every padding they take, partial tiles and chunks, bias and clamping.
+// Winograd rounds differently from direct convolution: the bound is relative
+// to the largest output.
+TEST(Winograd, MatchesDirectConvolution) {
   struct Case {
     int ic, oc, h, w, pad_t, pad_l, pad_b, pad_r, block;
     bool bias;
     float lo, hi;
+    int stride = 1;
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
@@ -149,12 +151,21 @@ TEST(Winograd, F43MatchesDirectConvolution) {
       {16, 48, 50, 45, 1, 1, 1, 1, 16, true, 0.f, inf},    // 156 tiles: several chunks per thread, a tail
       {8, 8, 62, 61, 1, 1, 1, 1, 8, false, -inf, inf},     // 256 tiles in 6-row register tiles
       {8, 16, 4, 4, 1, 1, 1, 1, 8, true, 0.f, inf},        // one tile: threads without tiles
+      // Stride 2: ResNet's shape (pad 1, even size), odd sizes (a last tile
+      // with one output row or column), no padding, uneven pads, 16 blocks.
+      {16, 32, 28, 28, 1, 1, 1, 1, 8, true, 0.f, inf, 2},
+      {32, 16, 13, 11, 1, 1, 1, 1, 16, true, -0.5f, 0.5f, 2},
+      {16, 16, 9, 10, 0, 0, 0, 0, 8, false, -inf, inf, 2},
+      {32, 48, 15, 14, 2, 0, 1, 2, 16, true, 0.f, inf, 2},
+      {16, 32, 56, 50, 1, 1, 1, 1, 16, false, -inf, inf, 2},  // 700 tiles: many chunks, a tail
+      {8, 8, 3, 3, 1, 1, 1, 1, 8, true, 0.f, inf, 2},         // one tile
   };
   for (const Case& c : cases) {
     cpu::WinogradGeometry g;
     g.ic = c.ic, g.oc = c.oc, g.h = c.h, g.w = c.w, g.pad_t = c.pad_t, g.pad_l = c.pad_l, g.block = c.block;
-    g.oh = c.h + c.pad_t + c.pad_b - 2, g.ow = c.w + c.pad_l + c.pad_r - 2;
-    if (!cpu::WinogradF43::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
+    g.stride = c.stride;
+    g.oh = (c.h + c.pad_t + c.pad_b - 3) / c.stride + 1, g.ow = (c.w + c.pad_l + c.pad_r - 3) / c.stride + 1;
+    if (!cpu::Winograd3x3::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
     const TensorData x = test::random_tensor({1, c.ic, c.h, c.w}, 5), w = test::random_tensor({c.oc, c.ic, 3, 3}, 6),
                      b = test::random_tensor({c.oc}, 7);
     auto blocked = [&](int ch, int hw) { return static_cast<std::size_t>(ch / c.block) * hw * c.block; };
@@ -170,7 +181,7 @@ TEST(Winograd, F43MatchesDirectConvolution) {
           for (int i = 0; i < c.ic; ++i)
             for (int ky = 0; ky < 3; ++ky)
               for (int kx = 0; kx < 3; ++kx) {
-                const int iy = y + ky - c.pad_t, ix = xx + kx - c.pad_l;
+                const int iy = y * c.stride + ky - c.pad_t, ix = xx * c.stride + kx - c.pad_l;
                 if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w)
                   acc += static_cast<double>(w.f[((o * c.ic + i) * 3 + ky) * 3 + kx]) * x.f[(i * c.h + iy) * c.w + ix];
               }
@@ -181,16 +192,16 @@ TEST(Winograd, F43MatchesDirectConvolution) {
     // Both ways of sharing the work; each thread count splits the tiles (runs,
     // chunks, partial register tiles) and the positions differently.
     const int max_threads = omp_get_max_threads();
-    for (auto split : {cpu::WinogradF43::Split::Tiles, cpu::WinogradF43::Split::Positions}) {
-      cpu::WinogradF43 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, split);
+    for (auto split : {cpu::Winograd3x3::Split::Tiles, cpu::Winograd3x3::Split::Positions}) {
+      cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, split);
       for (int threads : {1, 2, 3}) {
         std::fill(dst.begin(), dst.end(), NAN);
         omp_set_num_threads(threads);
         k.run(src.data(), dst.data());
         const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-        EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
+        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
                                       << c.block << " threads " << threads << " by "
-                                      << (split == cpu::WinogradF43::Split::Tiles ? "tiles" : "positions");
+                                      << (split == cpu::Winograd3x3::Split::Tiles ? "tiles" : "positions");
         // Prefetching other weights meanwhile (as in a network) changes nothing.
         std::vector<float> again(dst.size(), NAN);
         cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
@@ -433,23 +444,26 @@ TEST(Prefetch, CursorCoversEveryLine) {
 // The same kernel as the engine picks it (VINFER_WINOGRAD=vinfer forces it
 // where oneDNN has its own), inside a graph with a fused ReLU.
 TEST(Winograd, EngineUsesItWhenAsked) {
-  ::setenv("VINFER_WINOGRAD", "vinfer", 1);
-  Graph g = conv_graph({1, 32, 30, 29}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 11);
-  const int conv_out = g.outputs[0];
-  g.outputs.clear();
-  g.mark_output(g.add_node("Relu", {conv_out})[0]);
-  const double rel = cpu_vs_reference(g);
-  EngineOptions opt;
-  opt.threads = 2;
-  Model m = Model::from_graph(g, "test", opt);
-  ::unsetenv("VINFER_WINOGRAD");
-  EXPECT_LT(rel, 1e-5);
-  std::string impls;
-  const TensorData x = test::random_tensor(m.input_shape(), 3);
-  std::vector<float> y(m.output_size());
-  for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
-  if (cpu::WinogradF43::supports({32, 32, 30, 29, 30, 29, 1, 1, 8}))
-    EXPECT_NE(impls.find("wino_f43"), std::string::npos) << impls;
+  for (const std::int64_t stride : {1, 2}) {
+    ::setenv("VINFER_WINOGRAD", "vinfer", 1);
+    Graph g = conv_graph({1, 32, 30, 29}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{stride, stride}}}, true, 11);
+    const int conv_out = g.outputs[0];
+    g.outputs.clear();
+    g.mark_output(g.add_node("Relu", {conv_out})[0]);
+    const double rel = cpu_vs_reference(g);
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = Model::from_graph(g, "test", opt);
+    ::unsetenv("VINFER_WINOGRAD");
+    EXPECT_LT(rel, 1e-5) << "stride " << stride;
+    std::string impls;
+    const TensorData x = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
+    const int out = stride == 1 ? 30 : 15;
+    if (cpu::Winograd3x3::supports({32, 32, 30, 29, out, stride == 1 ? 29 : 15, 1, 1, 8, static_cast<int>(stride)}))
+      EXPECT_NE(impls.find(stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
+  }
 }
 
 // The load-time chooser, on scripted times (a fake clock): the fastest run
@@ -545,7 +559,7 @@ TEST(Tune, EngineTimesEachShapeOnce) {
       if (p.rfind("tune_conv3x3", 0) == 0) return p;
     return std::string();
   };
-  const bool eligible = cpu::WinogradF43::supports({32, 32, 28, 28, 28, 28, 1, 1, __builtin_cpu_supports("avx512f") ? 16 : 8});
+  const bool eligible = cpu::Winograd3x3::supports({32, 32, 28, 28, 28, 28, 1, 1, __builtin_cpu_supports("avx512f") ? 16 : 8});
   if (!eligible) GTEST_SKIP() << "no Winograd kernel for this CPU";
   EXPECT_EQ(tune_line(info).rfind("tune_conv3x3: 1 layers", 0), 0u) << tune_line(info);
   EngineOptions opt;
@@ -620,11 +634,13 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
   const bool runs = cpu::Conv1x1Pre::supports(geo);
   for (const char* setting : {"vinfer", "onednn"}) {
     ::setenv("VINFER_CONV1X1", setting, 1);
+    ::setenv("VINFER_WINOGRAD", "onednn", 1);  // the 3x3 as a GEMM, not the stride-2 Winograd
     EXPECT_LT(cpu_vs_reference(g), 1e-5) << setting;
     EngineOptions opt;
     opt.threads = 2;
     Model m = Model::from_graph(g, "test", opt);
     ::unsetenv("VINFER_CONV1X1");
+    ::unsetenv("VINFER_WINOGRAD");
     const TensorData in = test::random_tensor(m.input_shape(), 3);
     std::vector<float> y(m.output_size());
     std::vector<std::string> impls;  // of the convolutions (the rest: layout conversions at both ends)
