@@ -96,6 +96,23 @@ double cpu_vs_reference(const Graph& g, ModelInfo* info = nullptr, std::size_t* 
   return worst;
 }
 
+// The graph loaded on 2 threads with the environment setting var=value
+// (none for a null var) while it builds: the implementations of its ops in
+// order, space-separated; rel: how far its output is from the reference's.
+std::string impls_with(const Graph& g, const char* var, const char* value, double& rel) {
+  if (var) ::setenv(var, value, 1);
+  rel = cpu_vs_reference(g);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(g, "test", opt);
+  if (var) ::unsetenv(var);
+  std::string impls;
+  const TensorData x = test::random_tensor(m.input_shape(), 3);
+  std::vector<float> y(m.output_size());
+  for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
+  return impls;
+}
+
 Graph conv_graph(Shape x, std::int64_t m, Ints k, std::map<std::string, AttrValue> attrs, bool bias, unsigned seed) {
   Graph g;
   const int in = g.add_input("x", x);
@@ -445,21 +462,13 @@ TEST(Prefetch, CursorCoversEveryLine) {
 // where oneDNN has its own), inside a graph with a fused ReLU.
 TEST(Winograd, EngineUsesItWhenAsked) {
   for (const std::int64_t stride : {1, 2}) {
-    ::setenv("VINFER_WINOGRAD", "vinfer", 1);
     Graph g = conv_graph({1, 32, 30, 29}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{stride, stride}}}, true, 11);
     const int conv_out = g.outputs[0];
     g.outputs.clear();
     g.mark_output(g.add_node("Relu", {conv_out})[0]);
-    const double rel = cpu_vs_reference(g);
-    EngineOptions opt;
-    opt.threads = 2;
-    Model m = Model::from_graph(g, "test", opt);
-    ::unsetenv("VINFER_WINOGRAD");
+    double rel;
+    const std::string impls = impls_with(g, "VINFER_WINOGRAD", "vinfer", rel);
     EXPECT_LT(rel, 1e-5) << "stride " << stride;
-    std::string impls;
-    const TensorData x = test::random_tensor(m.input_shape(), 3);
-    std::vector<float> y(m.output_size());
-    for (const LayerProfile& l : m.profile(x.f.data(), y.data())) impls += l.impl + " ";
     const int out = stride == 1 ? 30 : 15;
     if (cpu::Winograd3x3::supports({32, 32, 30, 29, out, stride == 1 ? 29 : 15, 1, 1, 8, static_cast<int>(stride)}))
       EXPECT_NE(impls.find(stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
@@ -592,17 +601,9 @@ TEST(Conv1x1Pre, EngineFusesThePreActivation) {
     int out = g.add_node("Relu", {conv})[0];
     if (second_reader) out = g.add_node("Add", {out, g.add_node("Conv", {act, w, b})[0]})[0];
     g.mark_output(out);
-    ::setenv("VINFER_CONV1X1", "vinfer", 1);  // by default only with AVX-512; this tests the AVX2 kernel too
-    const double rel = cpu_vs_reference(g);
-    EngineOptions opt;
-    opt.threads = 2;
-    Model m = Model::from_graph(g, "test", opt);
-    ::unsetenv("VINFER_CONV1X1");
+    double rel;  // VINFER_CONV1X1=vinfer: by default only with AVX-512; this tests the AVX2 kernel too
+    const std::string impls = impls_with(g, "VINFER_CONV1X1", "vinfer", rel);
     EXPECT_LT(rel, 1e-5) << "second reader " << second_reader;
-    std::string impls;
-    const TensorData in = test::random_tensor(m.input_shape(), 3);
-    std::vector<float> y(m.output_size());
-    for (const LayerProfile& l : m.profile(in.f.data(), y.data())) impls += l.impl + " ";
     cpu::Conv1x1Geometry geo;
     geo.ic = 64, geo.oc = 48, geo.hw = 99, geo.block = __builtin_cpu_supports("avx512f") ? 16 : 8;
     if (!cpu::Conv1x1Pre::supports(geo)) continue;
@@ -751,12 +752,9 @@ TEST(NormPool, EngineAppliesTheNormalizationInThePool) {
     int out = g.add_node("AveragePool", {act}, {{"kernel_shape", Ints{c.k, c.k}}, {"strides", Ints{c.stride, c.stride}}})[0];
     if (c.second_reader) out = g.add_node("Add", {out, g.add_node("MaxPool", {act}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})[0]})[0];
     g.mark_output(out);
-    EXPECT_LT(cpu_vs_reference(g), 1e-5) << c.what;
-    Model m = Model::from_graph(g, "test", EngineOptions{});
-    std::string impls;
-    const TensorData in = test::random_tensor(m.input_shape(), 3);
-    std::vector<float> y(m.output_size());
-    for (const LayerProfile& l : m.profile(in.f.data(), y.data())) impls += l.impl + " ";
+    double rel;
+    const std::string impls = impls_with(g, nullptr, nullptr, rel);
+    EXPECT_LT(rel, 1e-5) << c.what;
     EXPECT_EQ(impls.find("norm_pool") != std::string::npos, c.fused) << c.what << ": " << impls;
     EXPECT_EQ(impls.find("scale_shift") != std::string::npos, !c.fused) << c.what << ": " << impls;
   }
