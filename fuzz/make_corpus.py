@@ -28,6 +28,24 @@ def out(kind, name, data):
         f.write(data)
 
 
+def downsample_block_onnx(kw):
+    """A ResNet downsampling block (stride-2 3x3 on a 28x28 map of 16 channels,
+    stride-2 1x1 shortcut, residual add): reaches the stride-2 Winograd."""
+    class Down(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(16, 16, 3, stride=2, padding=1)
+            self.c2 = torch.nn.Conv2d(16, 32, 1)
+            self.short = torch.nn.Conv2d(16, 32, 1, stride=2, bias=False)
+
+        def forward(self, x):
+            return torch.relu(self.c2(torch.relu(self.c1(x))) + self.short(x))
+    torch.manual_seed(0)
+    b = io.BytesIO()
+    torch.onnx.export(Down().eval(), torch.randn(1, 16, 28, 28), b, opset_version=13, **kw)
+    return b.getvalue()
+
+
 def main():
     shutil.rmtree(C, ignore_errors=True)
     rng = np.random.default_rng(0)
@@ -63,6 +81,7 @@ def main():
     kw = {"dynamo": False} if int(torch.__version__.split(".")[0]) >= 2 else {}
     torch.onnx.export(m, torch.randn(1, 3, 8, 8), b, opset_version=13, **kw)
     out("onnx", "tiny.onnx", b.getvalue())
+    out("onnx", "downsample.onnx", downsample_block_onnx(kw))
 
     sd = {"w": torch.randn(3, 2), "b": torch.arange(4), "h": torch.randn(2).half()}
     b = io.BytesIO()

@@ -458,20 +458,30 @@ TEST(Prefetch, CursorCoversEveryLine) {
   }
 }
 
-// The same kernel as the engine picks it (VINFER_WINOGRAD=vinfer forces it
-// where oneDNN has its own), inside a graph with a fused ReLU.
+// The same kernels as the engine picks them (VINFER_WINOGRAD=vinfer forces
+// them where oneDNN has its own or the rule would not), inside a graph with a
+// fused ReLU.
 TEST(Winograd, EngineUsesItWhenAsked) {
-  for (const std::int64_t stride : {1, 2}) {
-    Graph g = conv_graph({1, 32, 30, 29}, 32, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{stride, stride}}}, true, 11);
+  struct Case {
+    Shape x;
+    Ints pads;  // top, left, bottom, right
+    std::int64_t stride;
+    int oh, ow;
+  };
+  // Stride 1 and 2; the last with uneven pads on odd sizes (a partial last tile).
+  for (const Case& c : {Case{{1, 32, 30, 29}, {1, 1, 1, 1}, 1, 30, 29}, Case{{1, 32, 30, 29}, {1, 1, 1, 1}, 2, 15, 15},
+                        Case{{1, 16, 11, 10}, {0, 1, 2, 1}, 2, 6, 5}}) {
+    Graph g = conv_graph(c.x, 32, {3, 3}, {{"pads", c.pads}, {"strides", Ints{c.stride, c.stride}}}, true, 11);
     const int conv_out = g.outputs[0];
     g.outputs.clear();
     g.mark_output(g.add_node("Relu", {conv_out})[0]);
     double rel;
     const std::string impls = impls_with(g, "VINFER_WINOGRAD", "vinfer", rel);
-    EXPECT_LT(rel, 1e-5) << "stride " << stride;
-    const int out = stride == 1 ? 30 : 15;
-    if (cpu::Winograd3x3::supports({32, 32, 30, 29, out, stride == 1 ? 29 : 15, 1, 1, 8, static_cast<int>(stride)}))
-      EXPECT_NE(impls.find(stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
+    EXPECT_LT(rel, 1e-5) << "stride " << c.stride << " " << c.x[2] << "x" << c.x[3];
+    const int ic = static_cast<int>(c.x[1]), h = static_cast<int>(c.x[2]), w = static_cast<int>(c.x[3]);
+    const int pad_t = static_cast<int>(c.pads[0]), pad_l = static_cast<int>(c.pads[1]);
+    if (cpu::Winograd3x3::supports({ic, 32, h, w, c.oh, c.ow, pad_t, pad_l, 8, static_cast<int>(c.stride)}))
+      EXPECT_NE(impls.find(c.stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
   }
 }
 
