@@ -111,7 +111,8 @@ void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::a
 // against oneDNN's 1x1 convolution alone (which needs a separate pass for the
 // normalization). Shapes {ic, oc, hw}: the largest layer of each dense block;
 // and ResNet50's layer3/4 1x1s (no pre-activation), which vinfer's kernel runs
-// so that they prefetch the next layers' weights.
+// so that they prefetch the next layers' weights; its layer1/2 1x1s, which
+// stay on oneDNN's (faster there: docs/benchmarks.md, session 15).
 void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::Conv1x1Geometry g;
@@ -142,7 +143,11 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(resnet_l3_in, {1024, 256, 14, false}) \
   X(resnet_l3_out, {256, 1024, 14, false}) \
   X(resnet_l4_in, {2048, 512, 7, false})  \
-  X(resnet_l4_out, {512, 2048, 7, false})
+  X(resnet_l4_out, {512, 2048, 7, false}) \
+  X(resnet_l1_in, {256, 64, 56, false}) \
+  X(resnet_l1_out, {64, 256, 56, false}) \
+  X(resnet_l2_in, {512, 128, 28, false}) \
+  X(resnet_l2_out, {128, 512, 28, false})
 #define REGISTER_1X1(name, ...)                                                                                        \
   BENCHMARK_CAPTURE(BM_Conv1x1Vinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_OneDnn1x1, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);

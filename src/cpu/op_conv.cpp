@@ -92,6 +92,16 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
 // caches: new ones go last.)
 enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions, VinferGemm };
 bool is_onednn(Conv3x3 k) { return k == Conv3x3::OneDnnWinograd || k == Conv3x3::OneDnnDirect; }
+const char* kind_name(Conv3x3 k) {
+  switch (k) {
+    case Conv3x3::OneDnnWinograd: return "onednn_winograd";
+    case Conv3x3::OneDnnDirect: return "onednn_direct";
+    case Conv3x3::VinferTiles: return "vinfer_winograd_tiles";
+    case Conv3x3::VinferPositions: return "vinfer_winograd_positions";
+    case Conv3x3::VinferGemm: return "vinfer_gemm";
+  }
+  return "?";
+}
 
 // vinfer's Winograd geometry for the node, if its kernels run the shape
 // (batch 1, maps of at least min_map pixels).
@@ -251,6 +261,15 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
     }
     const TuneResult r = fastest(runs, std::max(30.0, 12 * steady_measure(runs[0].run)), 0.03);
     ctx.note_tuning(r.spent_ms);
+    if (const char* log = std::getenv("VINFER_TUNE_LOG"); log && std::strcmp(log, "1") == 0) {
+      std::string line = std::string("vinfer: timed ") + key + ":";
+      for (std::size_t k = 0; k < kinds.size(); ++k) {
+        char t[64];
+        std::snprintf(t, sizeof t, " %s %.3f ms%s", kind_name(kinds[k]), r.best_ms[k], k == 0 ? " (rule)" : "");
+        line += t;
+      }
+      std::fprintf(stderr, "%s -> %s\n", line.c_str(), kind_name(kinds[static_cast<std::size_t>(r.choice)]));
+    }
     return static_cast<int>(kinds[static_cast<std::size_t>(r.choice)]);
   }).first;
   // A choice from a cache file that is not a candidate here (another

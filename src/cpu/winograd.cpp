@@ -119,9 +119,9 @@ std::size_t Winograd3x3::scratch_bytes(int threads) const {
 
 void Winograd3x3::run(const float* src, float* dst) {
   const int threads = omp_get_max_threads();
-  if (own_threads_ < threads) {
-    own_scratch_ = aligned_block(scratch_bytes(threads));
-    own_threads_ = threads;
+  if (const std::size_t bytes = scratch_bytes(threads); own_bytes_ < bytes) {
+    own_scratch_ = aligned_block(bytes);
+    own_bytes_ = bytes;
   }
   run(src, dst, own_scratch_.get(), threads);
 }

@@ -103,7 +103,9 @@ class Winograd3x3 {
               Split split = Split::Auto);
 
   // src, dst: blocked tensors of the geometry. Runs on the current OpenMP
-  // threads; allocates only when more threads run it than ever before.
+  // threads; allocates only when that needs more scratch than any run before
+  // (more threads, or the other split), so that timing the two splits in turn
+  // does not time fresh pages.
   void run(const float* src, float* dst);
 
   // The same on caller-provided scratch (64-byte aligned, scratch_bytes(threads)
@@ -117,12 +119,13 @@ class Winograd3x3 {
 
   Split split() const { return split_; }
   // Changes how threads share the work (not Auto); the transformed weights
-  // serve both ways, so trying both costs one transform.
-  void set_split(Split split) {
-    if (split != split_) split_ = split, release_scratch();
-  }
+  // and run(src, dst)'s scratch serve both ways, so trying both costs one
+  // transform.
+  void set_split(Split split) { split_ = split; }
   // Frees the scratch run(src, dst) allocated for itself.
-  void release_scratch() { own_scratch_.reset(), own_threads_ = 0; }
+  void release_scratch() { own_scratch_.reset(), own_bytes_ = 0; }
+  // That scratch (null before the first run(src, dst) and after release_scratch()).
+  const void* own_scratch() const { return own_scratch_.get(); }
   // The transformed weights (positions x ic x oc floats).
   const void* transformed_weights() const { return u_.get(); }
   std::size_t transformed_weight_bytes() const { return weight_bytes(g_); }
@@ -146,7 +149,7 @@ class Winograd3x3 {
   std::vector<float> bias_;  // oc
   float lo_, hi_;
   Block own_scratch_;  // for run(src, dst)
-  int own_threads_ = 0;
+  std::size_t own_bytes_ = 0;
 
   WinogradLayout layout(int rows, int ch) const;
   std::size_t thread_floats() const;

@@ -231,6 +231,37 @@ TEST(Winograd, MatchesDirectConvolution) {
   }
 }
 
+// The load-time timing runs both splits in turn on one kernel (tune_3x3).
+// Switching must keep run(src, dst)'s scratch: freeing it made every timed
+// run include fresh pages (VGG19's 56x56 layers timed at up to 6x their time,
+// so that oneDNN's kernel was chosen there), and change no result.
+TEST(Winograd, SwitchingSplitsKeepsItsScratch) {
+  cpu::WinogradGeometry g;
+  g.ic = 16, g.oc = 16, g.h = g.w = g.oh = g.ow = 28, g.pad_t = g.pad_l = 1, g.block = 8;
+  if (!cpu::Winograd3x3::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
+  const TensorData x = test::random_tensor({1, 16, 28, 28}, 8), w = test::random_tensor({16, 16, 3, 3}, 9);
+  using Split = cpu::Winograd3x3::Split;
+  cpu::Winograd3x3 k(g, w.f.data(), nullptr, -std::numeric_limits<float>::infinity(),
+                     std::numeric_limits<float>::infinity(), Split::Tiles);
+  std::vector<float> first[2], y(x.f.size());
+  for (Split s : {Split::Tiles, Split::Positions}) {  // the scratch grows to what both need
+    k.set_split(s);
+    k.run(x.f.data(), y.data());
+    first[s == Split::Positions] = y;
+  }
+  const void* scratch = k.own_scratch();
+  ASSERT_NE(scratch, nullptr);
+  for (int round = 0; round < 3; ++round)
+    for (Split s : {Split::Tiles, Split::Positions}) {
+      k.set_split(s);
+      EXPECT_EQ(k.own_scratch(), scratch) << "set_split freed or moved the scratch";
+      k.run(x.f.data(), y.data());
+      EXPECT_EQ(k.own_scratch(), scratch) << "run allocated again";
+      EXPECT_EQ(max_abs_diff(y.data(), first[s == Split::Positions].data(), y.size()), 0.0);
+    }
+  EXPECT_LT(max_abs_diff(first[0].data(), first[1].data(), y.size()), 1e-4);
+}
+
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
 // channel blocks, with and without the pre-activation (and its ReLU), bias,
 // residual, clamps, stride 1 and 2, 3x3 windows with padding, maps split by
@@ -588,6 +619,29 @@ TEST(Tune, EngineTimesEachShapeOnce) {
   opt.tune = false;
   Model fixed = Model::from_graph(g, "test", opt);
   EXPECT_EQ(tune_line(fixed.info()), "");
+}
+
+// VINFER_TUNE_LOG=1: one stderr line per timed shape, every candidate with
+// its fastest run, and the choice (a shape no other test times: the choices
+// are kept per process).
+TEST(Tune, LogSaysWhatWasTimed) {
+  if (!cpu::Winograd3x3::supports({48, 48, 20, 20, 20, 20, 1, 1, __builtin_cpu_supports("avx512f") ? 16 : 8}))
+    GTEST_SKIP() << "no Winograd kernel for this CPU";
+  Graph g = conv_graph({1, 48, 20, 20}, 48, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 23);
+  ::setenv("VINFER_TUNE_LOG", "1", 1);
+  testing::internal::CaptureStderr();
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(g, "test", opt);
+  const std::string log = testing::internal::GetCapturedStderr();
+  ::unsetenv("VINFER_TUNE_LOG");
+  const std::string head = "vinfer: timed conv3x3 48>48 20x20>20x20 pad 1,1";
+  ASSERT_EQ(log.rfind(head, 0), 0u) << log;
+  EXPECT_NE(log.find(" ms (rule) "), std::string::npos) << log;
+  EXPECT_NE(log.find("onednn_"), std::string::npos) << log;  // its Winograd (AVX-512) or direct
+  EXPECT_NE(log.find("vinfer_winograd_"), std::string::npos) << log;
+  EXPECT_NE(log.find(" -> "), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 
 // DenseNet's pattern inside a graph: BatchNormalization -> Relu -> 1x1 Conv
