@@ -193,9 +193,10 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   const bool direct_worth_timing = g.stride == 2 || g.oh * g.ow < 28 * 28 || (!onednn_wino && !own);
   // Stride 2: whether vinfer's Winograd runs is the rule's call, the timing
   // only chooses within each side (its split; the GEMM or direct). Timed
-  // alone with its weights evicted, ResNet50's layer3.0 ran level with the
-  // GEMM (chosen 2 times of 4), while in the network, where the op before
-  // fetches part of its weights, it ran 0.46-0.52 ms against 0.56-0.59.
+  // alone, ResNet50's layer4.0 ran the GEMM only 6-17 % faster than the
+  // Winograd (three loads), while in the network the Winograd's 16.8 MB of
+  // weights make it 30 % slower; layer3.0's Winograd won by 8-15 % alone
+  // and by 15 % in the network.
   const auto own_kind = [](Conv3x3 k) { return k == Conv3x3::VinferTiles || k == Conv3x3::VinferPositions; };
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
