@@ -196,7 +196,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   // alone, ResNet50's layer4.0 ran the GEMM only 6-17 % faster than the
   // Winograd (three loads), while in the network the Winograd's 16.8 MB of
   // weights make it 30 % slower; layer3.0's Winograd won by 8-15 % alone
-  // and by 15 % in the network.
+  // and by 10-20 % in the network.
   const auto own_kind = [](Conv3x3 k) { return k == Conv3x3::VinferTiles || k == Conv3x3::VinferPositions; };
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
