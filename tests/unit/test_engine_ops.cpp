@@ -233,7 +233,7 @@ TEST(Winograd, MatchesDirectConvolution) {
 
 // The load-time timing runs both splits in turn on one kernel (tune_3x3).
 // Switching must keep run(src, dst)'s scratch: freeing it made every timed
-// run include fresh pages (VGG19's 56x56 layers timed at up to 6x their time,
+// run include fresh pages (VGG19's 56x56 layers timed at 3-12x their time,
 // so that oneDNN's kernel was chosen there), and change no result.
 TEST(Winograd, SwitchingSplitsKeepsItsScratch) {
   cpu::WinogradGeometry g;
