@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/gemv.hpp"
+
 namespace vinfer::cpu {
 namespace {
 
 inline float sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
 
-// The post-ops after the affine step, over a contiguous span.
+}  // namespace
+
 void apply_post(float* y, std::int64_t n, const std::vector<PostOp>& post, const float* sum) {
   for (const PostOp& p : post) {
     switch (p.kind) {
@@ -30,6 +33,8 @@ void apply_post(float* y, std::int64_t n, const std::vector<PostOp>& post, const
     }
   }
 }
+
+namespace {
 
 bool is_single_relu(const std::vector<PostOp>& post) { return post.size() == 1 && post[0].kind == PostOp::Relu; }
 
@@ -68,6 +73,14 @@ void scale_shift_blocked(const float* x, float* y, std::int64_t n, int block, co
                          const std::vector<PostOp>& post, const float* sum) {
   if (block == 16) blocked_impl<16>(x, y, n, s, b, post, sum);
   else blocked_impl<8>(x, y, n, s, b, post, sum);
+}
+
+void gemv_rows_plain(const GemvRows& r) {
+  for (std::int64_t i = 0; i < r.count; ++i) {
+    const float* w = r.w + r.ks[i] * r.ld;
+    const float x = r.xs[i];
+    for (std::int64_t c = 0; c < r.n; ++c) r.acc[c] = std::fma(x, w[c], r.acc[c]);
+  }
 }
 
 }  // namespace vinfer::cpu

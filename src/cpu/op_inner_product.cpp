@@ -1,9 +1,108 @@
-// Gemm and MatMul with a constant right operand -> oneDNN inner product
-// (weights packed once; alpha and beta folded into weights and bias at load).
+// Gemm and MatMul with a constant right operand. One input row (batch 1):
+// vinfer's zero-skipping matrix-vector kernel (gemv.hpp) on weights stored
+// transposed at load; otherwise, or with non-finite weights, oneDNN's inner
+// product (weights packed once). alpha and beta are folded into weights and
+// bias at load (dense_params).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <omp.h>
+
 #include "cpu/cpu_op.hpp"
+#include "cpu/gemv.hpp"
+#include "cpu/kernels.hpp"
 #include "graph/op_params.hpp"
 
 namespace vinfer::cpu {
+namespace {
+
+class GemvOp : public CpuOp {
+ public:
+  std::int64_t K = 0, N = 0, ld = 0;  // ld: N rounded up to 16 (the rows' stride, zero-padded)
+  Block packed;                       // [K][ld]: W transposed
+  std::vector<float> bias;            // [ld], zeros where there is none
+  std::vector<PostOp> post;
+  void (*rows)(const GemvRows&) = nullptr;
+  int threads = 1;
+  Block scratch;  // ks (K int32), xs (K floats), then one accumulator of ld floats per thread
+  const float* src = nullptr;
+  float* dst = nullptr;
+
+  std::vector<ByteSpan> weights() const override {
+    return {{packed.get(), static_cast<std::size_t>(K * ld) * sizeof(float)}};
+  }
+
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratchpad) override {
+    CpuOp::bind(eng, address, scratchpad);
+    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+  }
+
+  void execute(dnnl::stream&) override {
+    auto* ks = static_cast<std::int32_t*>(scratch.get());
+    float* xs = reinterpret_cast<float*>(ks + K);
+    float* accs = xs + K;
+    std::int64_t count = 0;
+    for (std::int64_t k = 0; k < K; ++k)
+      if (src[k] != 0.f) ks[count] = static_cast<std::int32_t>(k), xs[count++] = src[k];
+    const int t_used = std::min(threads, omp_get_max_threads());
+#pragma omp parallel num_threads(t_used)
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      // Equal shares of the rows actually read; each thread its own sums.
+      const std::int64_t i0 = count * t / nt, i1 = count * (t + 1) / nt;
+      float* acc = accs + t * ld;
+      std::fill(acc, acc + ld, 0.f);
+      rows({packed_data(), ld, ld, ks + i0, xs + i0, i1 - i0, acc});
+#pragma omp barrier
+      // y = bias + the threads' sums, then the fused post-ops: columns in
+      // equal shares of whole 16-float groups.
+      const std::int64_t groups = ld / 16;
+      const std::int64_t c0 = std::min(N, groups * t / nt * 16), c1 = std::min(N, groups * (t + 1) / nt * 16);
+      for (std::int64_t c = c0; c < c1; ++c) {
+        float v = bias[static_cast<std::size_t>(c)];
+        for (int u = 0; u < nt; ++u) v += accs[u * ld + c];
+        dst[c] = v;
+      }
+      if (c1 > c0) apply_post(dst + c0, c1 - c0, post, nullptr);
+    }
+  }
+
+ private:
+  const float* packed_data() const { return static_cast<const float*>(packed.get()); }
+};
+
+// W [N][K] transposed into op.packed; false (nothing kept) if a weight is not finite.
+bool pack_transposed(GemvOp& op, const float* w) {
+  const std::int64_t K = op.K, N = op.N, ld = op.ld;
+  op.packed = aligned_block(static_cast<std::size_t>(K * ld) * sizeof(float));
+  auto* p = static_cast<float*>(op.packed.get());
+  constexpr std::int64_t T = 64;  // tiles of T x T: both sides stay in cache
+  bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite)
+  for (std::int64_t k0 = 0; k0 < K; k0 += T)
+    for (std::int64_t n0 = 0; n0 < N; n0 += T)
+      for (std::int64_t k = k0; k < std::min(K, k0 + T); ++k)
+        for (std::int64_t n = n0; n < std::min(N, n0 + T); ++n) {
+          const float v = w[n * K + k];
+          finite = finite && std::isfinite(v);
+          p[k * ld + n] = v;
+        }
+  if (!finite) op.packed.reset();
+  return finite;
+}
+
+// One input row and post-ops that act on each output alone (the graph passes
+// fuse a residual Sum into convolutions only). VINFER_FC=onednn keeps every
+// layer on oneDNN's inner product (to compare).
+bool gemv_takes(const Node& n, std::int64_t M, std::int64_t K) {
+  const char* env = std::getenv("VINFER_FC");
+  if ((env && std::strcmp(env, "onednn") == 0) || M != 1 || K >= (std::int64_t{1} << 31)) return false;
+  return std::none_of(n.post_ops.begin(), n.post_ops.end(), [](const PostOp& p) { return p.kind == PostOp::Sum; });
+}
+
+}  // namespace
 
 void build_inner_product(BuildContext& ctx, const Node& n) {
   const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
@@ -16,6 +115,27 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   src.md = plain_md({M, K});
   TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
   dst.md = plain_md({M, N});
+
+  if (gemv_takes(n, M, K)) {
+    auto op = std::make_unique<GemvOp>();
+    op->K = K, op->N = N, op->ld = (N + 15) / 16 * 16;
+    if (pack_transposed(*op, wt.f.data())) {
+      op->bias.assign(static_cast<std::size_t>(op->ld), 0.f);
+      if (has_bias) std::copy(bias.f.begin(), bias.f.end(), op->bias.begin());
+      op->post = n.post_ops;
+      op->rows = simd_block_runs(16) ? gemv_rows_avx512 : simd_block_runs(8) ? gemv_rows_avx2 : gemv_rows_plain;
+      op->threads = std::max(1, omp_get_max_threads());
+      op->scratch = aligned_block(static_cast<std::size_t>(2 * K + op->threads * op->ld) * sizeof(float));
+      op->acts[DNNL_ARG_SRC] = src;
+      op->acts[DNNL_ARG_DST] = dst;
+      op->name = n.label();
+      op->impl = simd_block_runs(16) ? "vinfer:gemv_skip0_avx512" : simd_block_runs(8) ? "vinfer:gemv_skip0_avx2" : "vinfer:gemv_skip0";
+      op->flops = 2.0 * static_cast<double>(N * K);
+      ctx.add(std::move(op));
+      return;
+    }
+  }
+
   const memory::desc user_w = plain_md({N, K});
   const memory::desc any_w({N, K}, memory::data_type::f32, Tag::any);
   const memory::desc bias_md = plain_md({N});

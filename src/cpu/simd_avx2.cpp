@@ -1,10 +1,11 @@
 // vinfer's own engine kernels for AVX2 + FMA (Winograd 3x3s, the 1x1
-// convolution with a pre-activation): 8 channels per vector, 6 x 16 GEMM
-// register tiles. Compiled with -mavx2 -mfma; the classes that call them check
-// the CPU.
+// convolution with a pre-activation, the batch-1 fully connected layer):
+// 8 channels per vector, 6 x 16 GEMM register tiles. Compiled with -mavx2
+// -mfma; the classes that call them check the CPU.
 #include <immintrin.h>
 
 #include "cpu/conv1x1_impl.hpp"
+#include "cpu/gemv_impl.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
@@ -36,6 +37,8 @@ const WinogradKernelFns winograd_f43_avx2 = winograd_kernel_fns<Avx2, 1>();
 const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
+
+void gemv_rows_avx2(const GemvRows& r) { gemv_rows<Avx2>(r); }
 
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {

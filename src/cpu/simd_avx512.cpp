@@ -1,7 +1,7 @@
 // vinfer's own engine kernels for AVX-512 (Winograd 3x3s, the 1x1
-// convolution with a pre-activation): 16 channels per vector (one nChw16c
-// block), 12 x 32 GEMM register tiles. Compiled with -mavx512f; the classes
-// that call them check the CPU.
+// convolution with a pre-activation, the batch-1 fully connected layer):
+// 16 channels per vector (one nChw16c block), 12 x 32 GEMM register tiles.
+// Compiled with -mavx512f; the classes that call them check the CPU.
 #include <immintrin.h>
 
 // GCC 12's _mm512_min_ps/_mm512_max_ps pass _mm512_undefined_ps() as the
@@ -11,6 +11,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "cpu/conv1x1_impl.hpp"
+#include "cpu/gemv_impl.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
@@ -44,6 +45,8 @@ const WinogradKernelFns winograd_f43_avx512 = winograd_kernel_fns<Avx512, 1>();
 const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
+
+void gemv_rows_avx512(const GemvRows& r) { gemv_rows<Avx512>(r); }
 
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {

@@ -18,6 +18,7 @@
 #include <random>
 
 #include "cpu/conv1x1.hpp"
+#include "cpu/gemv.hpp"
 #include "cpu/norm_pool.hpp"
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
@@ -969,6 +970,89 @@ TEST(EngineOps, GemmMatMulSoftmax) {
   const int sx = s.add_input("x", {1, 3, 4});
   s.mark_output(s.add_node("Softmax", {sx}, {{"axis", std::int64_t{1}}, {"vinfer.opset", std::int64_t{11}}})[0]);
   EXPECT_LT(cpu_vs_reference(s), 1e-6);
+}
+
+// The batch-1 fully connected kernel (gemv.hpp): each ISA's against the plain
+// loops, adding onto what the sums hold, with row counts that leave 0-3 rows
+// after the groups of four, and columns past n left alone.
+TEST(Gemv, SimdRowsMatchPlain) {
+  const std::int64_t K = 40, ld = 48;
+  const TensorData w = test::random_tensor({K * ld}, 61), x = test::random_tensor({K}, 62);
+  std::vector<std::int32_t> ks;
+  std::vector<float> xs;
+  for (std::int32_t k = K - 1; k >= 0; k -= 3) ks.push_back(k), xs.push_back(x.f[static_cast<std::size_t>(k)]);
+  for (const int isa : {8, 16}) {
+    if (!cpu::simd_block_runs(isa)) continue;
+    for (const std::int64_t count : {0, 1, 4, 7, 14})
+      for (const std::int64_t n : {ld, std::int64_t{32}}) {
+        std::vector<float> want(static_cast<std::size_t>(ld), 0.5f), got(want);
+        cpu::GemvRows r{w.f.data(), ld, n, ks.data(), xs.data(), count, want.data()};
+        cpu::gemv_rows_plain(r);
+        r.acc = got.data();
+        if (isa == 8) cpu::gemv_rows_avx2(r);
+        else cpu::gemv_rows_avx512(r);
+        for (std::size_t c = 0; c < want.size(); ++c)
+          EXPECT_NEAR(got[c], want[c], 1e-5f * (1.f + std::fabs(want[c]))) << "isa " << isa << " count " << count << " n " << n << " at " << c;
+        EXPECT_EQ(got[static_cast<std::size_t>(ld - 1)], n == ld && count > 0 ? want[static_cast<std::size_t>(ld - 1)] : 0.5f);
+      }
+  }
+}
+
+// A batch-1 Gemm after a ReLU runs the zero-skipping kernel with the
+// reference's results (37 outputs: not a whole vector; an input of zeros
+// gives the bias). A weight that is not finite (0 * inf is NaN, which
+// skipping would lose), a batch of two or VINFER_FC=onednn send it to
+// oneDNN's inner product.
+TEST(Gemv, EngineSkipsZerosWithTheReferencesResults) {
+  struct Case {
+    const char* what;
+    std::int64_t batch;
+    bool inf_weight, zero_input;
+    const char* fc_env;
+    bool gemv;
+  };
+  const std::vector<Case> cases = {
+      {"batch 1", 1, false, false, nullptr, true},
+      {"an input of zeros", 1, false, true, nullptr, true},
+      {"batch 2", 2, false, false, nullptr, false},
+      {"an infinite weight", 1, true, false, nullptr, false},
+      {"VINFER_FC=onednn", 1, false, false, "onednn", false},
+  };
+  const std::int64_t K = 70, N = 37;
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", {c.batch, K});
+    TensorData w = test::random_tensor({N, K}, 63);
+    if (c.inf_weight) w.f[5] = std::numeric_limits<float>::infinity();  // output 0, input 5
+    const int r = g.add_node("Relu", {x})[0];
+    const int y = g.add_node("Gemm", {r, g.add_constant("w", w), g.add_constant("b", test::random_tensor({N}, 64))},
+                             {{"transB", std::int64_t{1}}})[0];
+    // (oneDNN's fused ReLU turns a NaN into 0; the reference keeps it.)
+    g.mark_output(c.inf_weight ? y : g.add_node("Relu", {y})[0]);
+    if (c.fc_env) ::setenv("VINFER_FC", c.fc_env, 1);
+    EngineOptions ref_opt, cpu_opt;
+    ref_opt.backend = Backend::Reference;
+    ref_opt.optimize = false;
+    cpu_opt.threads = 2;
+    Model ref = Model::from_graph(g, "test", ref_opt), cpu = Model::from_graph(g, "test", cpu_opt);
+    if (c.fc_env) ::unsetenv("VINFER_FC");
+    TensorData in = test::random_tensor(ref.input_shape(), 65);
+    in.f[5] = -1.f;  // a zero after the ReLU where the infinite weight is
+    if (c.zero_input) std::fill(in.f.begin(), in.f.end(), -1.f);
+    std::vector<float> want(ref.output_size()), got(cpu.output_size(), 7.f);
+    ref.run(in.f.data(), want.data());
+    std::string impls;
+    for (const LayerProfile& l : cpu.profile(in.f.data(), got.data())) impls += l.impl + " ";
+    EXPECT_EQ(impls.find("gemv_skip0") != std::string::npos, c.gemv) << c.what << ": " << impls;
+    ASSERT_EQ(got.size(), want.size());
+    double scale = 1e-30;
+    for (const float v : want) scale = std::max(scale, std::isfinite(v) ? static_cast<double>(std::fabs(v)) : 0.0);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << c.what << " at " << i;
+      else EXPECT_NEAR(got[i], want[i], 1e-5 * scale) << c.what << " at " << i;
+    }
+    if (c.inf_weight) EXPECT_TRUE(std::isnan(want[0])) << "the reference's 0 * inf";
+  }
 }
 
 TEST(EngineOps, ConcatCopiesWhenChannelsAreNotBlockAligned) {
