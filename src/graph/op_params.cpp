@@ -133,6 +133,7 @@ DenseParams dense_params(const Graph& g, const Node& n) {
   const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
   // A transposed [K, 1] has the bytes of [1, K].
   if (ta && as[1] != 1) unsupported("transA with more than one row");
+  if (numel(as) == 0 || b->numel() == 0) unsupported("an empty operand");
   DenseParams d;
   d.K = ta ? as[0] : as.back();
   d.M = numel(as) / d.K;
