@@ -140,16 +140,16 @@ class Program final : public BuildContext, public detail::Executor {
   // Executor
   void run(const float* input, float* output) override {
     omp_set_num_threads(threads_);
-    std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+    copy_in(input);
     for (auto& op : ops_) op->execute(stream_);
     stream_.wait();
-    std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
+    copy_out(output);
   }
 
   std::vector<detail::OpProfile> profile(const float* input, float* output) override {
     omp_set_num_threads(threads_);
     std::vector<detail::OpProfile> prof;
-    std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+    copy_in(input);
     // VINFER_PROFILE_HOT_WEIGHTS=1: every thread reads each op's weights
     // (untimed) before it runs, so the profile shows the layers as if their
     // weights were already in cache: the difference to a normal profile is what
@@ -172,7 +172,7 @@ class Program final : public BuildContext, public detail::Executor {
       const auto t1 = std::chrono::steady_clock::now();
       prof.push_back({op->name, op->impl, std::chrono::duration<double, std::milli>(t1 - t0).count(), op->flops});
     }
-    std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
+    copy_out(output);
     return prof;
   }
 
@@ -186,6 +186,14 @@ class Program final : public BuildContext, public detail::Executor {
     b.offset = offset;
     bufs_.push_back(b);
     return static_cast<int>(bufs_.size()) - 1;
+  }
+
+  // (An empty tensor's pointer may be null, which memcpy must not get even for 0 bytes.)
+  void copy_in(const float* input) {
+    if (in_ref_.md.get_size() > 0) std::memcpy(address(in_ref_.buffer), input, in_ref_.md.get_size());
+  }
+  void copy_out(float* output) {
+    if (out_ref_.md.get_size() > 0) std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
   }
 
   void* address(int buffer) { return static_cast<char*>(arena_.get()) + plan_.address[static_cast<std::size_t>(buffer)]; }

@@ -273,16 +273,16 @@ class Program final : public detail::Executor {
 
   void run(const float* input, float* output) override {
     image_mode_ = false;
-    std::memcpy(pinned_in_, input, in_bytes_);
+    if (in_bytes_) std::memcpy(pinned_in_, input, in_bytes_);
     if (exec_) VINFER_CU(cudaGraphLaunch(exec_, h_.stream));
     else enqueue(true);
     VINFER_CU(cudaStreamSynchronize(h_.stream));
     if (!exec_) VINFER_CU(cudaGetLastError());
-    std::memcpy(output, pinned_out_, out_bytes_);
+    if (out_bytes_) std::memcpy(output, pinned_out_, out_bytes_);
   }
 
   std::vector<detail::OpProfile> profile(const float* input, float* output) override {
-    std::memcpy(pinned_in_, input, in_bytes_);
+    if (in_bytes_) std::memcpy(pinned_in_, input, in_bytes_);
     std::vector<detail::OpProfile> prof;
     auto timed = [&](const std::string& name, const std::string& impl, double flops, const std::function<void()>& f) {
       VINFER_CU(cudaEventRecord(events_[0], h_.stream));
@@ -297,7 +297,7 @@ class Program final : public detail::Executor {
     for (auto& op : ops_) timed(op->name, op->impl, op->flops, [&] { op->launch(h_); });
     timed("download", "cudaMemcpyAsync", 0, [&] { download_output(); });
     VINFER_CU(cudaStreamSynchronize(h_.stream));
-    std::memcpy(output, pinned_out_, out_bytes_);
+    if (out_bytes_) std::memcpy(output, pinned_out_, out_bytes_);
     return prof;
   }
 
@@ -329,7 +329,7 @@ class Program final : public detail::Executor {
     else enqueue(true, false);
     VINFER_CU(cudaStreamSynchronize(h_.stream));
     VINFER_CU(cudaGetLastError());
-    std::memcpy(output, pinned_out_, out_bytes_);
+    if (out_bytes_) std::memcpy(output, pinned_out_, out_bytes_);
     image_mode_ = true;
     return true;
   }

@@ -113,7 +113,7 @@ TensorData to_tensor(const std::string& model, const onnx::TensorProto& t, const
     out.f.resize(n);
     if (raw) {
       if (dt == TP::FLOAT) {
-        std::memcpy(out.f.data(), raw->data(), n * 4);
+        if (n > 0) std::memcpy(out.f.data(), raw->data(), n * 4);  // an empty vector's data() may be null
       } else {
         for (std::size_t i = 0; i < n; ++i) {
           double d;

@@ -1172,5 +1172,25 @@ TEST(EngineOps, EmptyGemmIsUnsupported) {
   }
 }
 
+// A network whose input and output have no elements runs on every backend
+// with null pointers (an empty vector's data()): no memcpy gets them (UBSan,
+// which the sanitizer build of the suite runs under, flagged it; a fuzzer
+// finding).
+TEST(EngineOps, EmptyTensorsRunWithNullPointers) {
+  Graph g;
+  const int x = g.add_input("x", {1, 0});
+  g.mark_output(g.add_node("Relu", {x})[0]);
+  for (const Backend b : {Backend::Cpu, Backend::Reference}) {
+    EngineOptions opt;
+    opt.backend = b;
+    Model m = Model::from_graph(g, "test", opt);
+    EXPECT_EQ(m.input_size(), 0u);
+    EXPECT_EQ(m.output_size(), 0u);
+    std::vector<float> in, out;
+    m.run(in.data(), out.data());
+    m.profile(in.data(), out.data());
+  }
+}
+
 }  // namespace
 }  // namespace vinfer

@@ -191,6 +191,41 @@ TEST(OnnxImport, ZeroStrideIsRefusedBeforeOnnxShapeInference) {
   expect_error([&] { load(m); }, ErrorKind::BadInput, "'strides' must be positive");
 }
 
+// y = Gemm(x, W) with W 3x0 stored as empty raw_data (a fuzzer finding):
+// imported without copying from a null pointer (UBSan flagged memcpy into the
+// empty vector's data()), then refused as an empty operand.
+TEST(OnnxImport, EmptyInitializerIsRefusedCleanly) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("empty");
+  auto value = [](onnx::ValueInfoProto* v, const char* name, std::initializer_list<int> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  value(g->add_input(), "x", {1, 0});
+  value(g->add_output(), "y", {1, 3});
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(0);
+  w->set_raw_data("");
+  auto* gemm = g->add_node();
+  gemm->set_op_type("Gemm");
+  gemm->add_input("x");
+  gemm->add_input("w");
+  gemm->add_output("y");
+  auto* tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(onnx::AttributeProto::INT);
+  tb->set_i(1);
+  expect_error([&] { load(m); }, ErrorKind::Unsupported, "empty operand");
+}
+
 TEST(OnnxImport, MissingProducerIsBadInput) {
   onnx::ModelProto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
