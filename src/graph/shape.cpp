@@ -356,6 +356,12 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   static const std::set<std::string> int_ok = {"Identity", "Concat", "Transpose", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
                                                "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad"};
   if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
+  // Operators whose every input is float data (weights, bias, statistics):
+  // an int32 weight tensor reached the kernels as no floats at all (a fuzzer finding).
+  static const std::set<std::string> all_float = {"Conv", "Gemm", "MatMul", "BatchNormalization"};
+  if (all_float.count(op))
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 && in_dtype(i) != DType::F32) bad(n, "input " + std::to_string(i) + " must be float32");
 }
 
 }  // namespace detail

@@ -1172,6 +1172,32 @@ TEST(EngineOps, EmptyGemmIsUnsupported) {
   }
 }
 
+// Integer weights, bias or a Gemm operand are refused by name while the
+// graph is checked (an int32 Conv weight reached the kernels as no floats at
+// all and crashed; a fuzzer finding).
+TEST(EngineOps, IntegerWeightsAreBadInput) {
+  for (int which = 0; which < 3; ++which) {
+    Graph g;
+    const int x = g.add_input("x", {1, 2, 4, 4});
+    const TensorData wf = test::random_tensor({3, 2, 1, 1}, 5), bf = test::random_tensor({3}, 6);
+    const int w = g.add_constant("w", which == 0 ? TensorData::i64({3, 2, 1, 1}, std::vector<std::int64_t>(6, 1)) : wf);
+    const int b = g.add_constant("b", which == 1 ? TensorData::i64({3}, {1, 2, 3}) : bf);
+    int y = g.add_node("Conv", {x, w, b})[0];
+    if (which == 2) {
+      const int f = g.add_node("Flatten", {y})[0];
+      y = g.add_node("Gemm", {f, g.add_constant("m", TensorData::i64({48, 2}, std::vector<std::int64_t>(96, 1)))})[0];
+    }
+    g.mark_output(y);
+    try {
+      Model::from_graph(g, "test");
+      FAIL() << "expected an error, case " << which;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(which == 1 ? "input 2 must be float32" : "input 1 must be float32"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A network whose input and output have no elements runs on every backend
 // with null pointers (an empty vector's data()): no memcpy gets them (UBSan,
 // which the sanitizer build of the suite runs under, flagged it; a fuzzer
