@@ -76,8 +76,9 @@ def child(engine, setting, model_dir, name, loops, warmup):
 def run_vinfer(setting, model_dir, name, loops, warmup):
     fd, out = tempfile.mkstemp(prefix=f"vinfer_{name}_", suffix=".json")
     os.close(fd)
+    # The peers' input (child()): a fully connected layer's time depends on its zeros.
     cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup", str(warmup),
-           "--json", out]
+           "--input", os.path.join(model_dir, name + ".input.npy"), "--json", out]
     if setting_threads(setting):
         cmd += ["--threads", str(setting_threads(setting))]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)

@@ -80,16 +80,24 @@ std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& d
   while (i < h.size() && h[i] != ')') {
     if (std::isdigit(static_cast<unsigned char>(h[i]))) {
       std::size_t v = 0;
-      while (i < h.size() && std::isdigit(static_cast<unsigned char>(h[i]))) v = v * 10 + (h[i++] - '0');
+      while (i < h.size() && std::isdigit(static_cast<unsigned char>(h[i]))) {
+        v = v * 10 + static_cast<std::size_t>(h[i++] - '0');
+        if (v > buf.size()) throw bad("shape larger than the file");  // also keeps the product below from overflowing
+      }
       shape.push_back(v);
     } else {
       ++i;
     }
   }
-  const std::size_t n = count(shape), body = off + hlen;
-  if (buf.size() - body < n * (f32 ? 4 : 1)) throw bad("truncated data");
+  std::size_t n = 1;
+  for (const std::size_t d : shape) {
+    if (d != 0 && n > buf.size() / d) throw bad("shape larger than the file");
+    n *= d;
+  }
+  const std::size_t body = off + hlen;
+  if ((buf.size() - body) / (f32 ? 4 : 1) < n) throw bad("truncated data");
   data.resize(n);
-  if (f32) std::memcpy(data.data(), buf.data() + body, n * 4);
+  if (f32 && n > 0) std::memcpy(data.data(), buf.data() + body, n * 4);
   else for (std::size_t k = 0; k < n; ++k) data[k] = buf[body + k];
   return shape;
 }

@@ -48,6 +48,18 @@ PY
 # Forward-only benchmark and info.
 "$V" bench "$M" --forward-only --loops 3 --warmup 1 --json "$T/bench.json" >"$T/out" && grep -q "p50" "$T/out" && ok || bad "bench --forward-only"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['latency_ms']['p50'] > 0 and len(j['per_iter_ms']) == 3" "$T/bench.json" && ok || bad "bench json"
+# The peers' input from its .npy (written next to each export), or a clear error.
+"$V" bench "$M" --forward-only --input "${M%.onnx}.input.npy" --loops 2 --warmup 0 --json "$T/bench_in.json" >"$T/out" && ok || bad "bench --input"
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['input'].endswith('.input.npy')" "$T/bench_in.json" && ok || bad "bench --input json"
+expect_fail "$T/bench_bad.json" "values, the model takes" -- "$V" bench "$M" --forward-only --input "$T/logits.npy" --json "$T/bench_bad.json"
+python3 -c "
+import sys
+h = b\"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\"
+h += b' ' * (63 - len(h) % 64) + b'\\n'
+open(sys.argv[1], 'wb').write(b'\\x93NUMPY\\x01\\x00' + len(h).to_bytes(2, 'little') + h + b'\\0' * 64)" "$T/huge.npy"
+expect_fail "" "larger than the file" -- "$V" bench "$M" --forward-only --input "$T/huge.npy"
+expect_fail "" "for --forward-only" -- "$V" bench "$M" "$IMG" --input "$T/logits.npy"
+"$V" profile "$M" --input "${M%.onnx}.input.npy" --runs 1 >"$T/out" && grep -q "total (the fastest" "$T/out" && ok || bad "profile --input"
 # The seed's loop, stage by stage: JSON, CSV, plot, and the pipelined variant.
 "$V" bench "$M" "$IMG" "$D/images/chelsea.png" --loops 4 --warmup 1 --json "$T/full.json" --csv "$T/full.csv" --plot "$T/full.png" >"$T/out" \
   && grep -q "| FPS | Latency (ms) |" "$T/out" && ok || bad "bench (full scenario): $(cat "$T/out")"

@@ -125,6 +125,18 @@ std::vector<float> fixed_input(std::size_t n) {
   return x;
 }
 
+// The input of forward-only timings: `path`'s .npy, or fixed_input. A given
+// input (the peers' *.input.npy) makes timings that depend on the data
+// (zeros skipped by fully connected layers) comparable exactly.
+std::vector<float> forward_input(const Model& model, const std::string& path) {
+  if (path.empty()) return fixed_input(model.input_size());
+  std::vector<float> x;
+  read_npy(path, x);
+  if (x.size() != model.input_size())
+    throw Error(ErrorKind::InvalidArgument, path + ": " + std::to_string(x.size()) + " values, the model takes " + std::to_string(model.input_size()));
+  return x;
+}
+
 bool is_probability(const Model& m) {
   const Graph& g = m.graph();
   for (const Node& n : g.nodes)
@@ -185,7 +197,7 @@ struct ClassifyCmd {
 struct BenchCmd {
   ModelArgs m;
   std::vector<std::string> images;
-  std::string preset_name, json_path, csv_path, plot_path;
+  std::string preset_name, json_path, csv_path, plot_path, input_path;
   bool forward_only = false, pipeline = false;
   int loops = 100, warmup = 10;
   double min_time = 0;
@@ -203,7 +215,7 @@ struct BenchCmd {
     const auto t0 = Clock::now();
     Model model = m.load();
     const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    std::vector<float> x = fixed_input(model.input_size()), y(model.output_size());
+    std::vector<float> x = forward_input(model, input_path), y(model.output_size());
     for (int i = 0; i < warmup; ++i) model.run(x.data(), y.data());
     std::vector<double> ms;
     std::map<std::string, std::vector<double>> stages;  // where the backend times parts of a run (CUDA)
@@ -233,7 +245,7 @@ struct BenchCmd {
       nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
                        {"threads", model.threads()}, {"loops", ms.size()}, {"warmup", warmup},
                        {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
-                       {"device", m.device},  {"stages_ms", stage_json},
+                       {"device", m.device},  {"stages_ms", stage_json}, {"input", input_path.empty() ? "fixed N(0,1) noise" : input_path},
                        {"machine", machine_json(model)}, {"vinfer", version()}};
       write_text(json_path, j.dump(2) + "\n");
     }
@@ -242,6 +254,7 @@ struct BenchCmd {
 
   int run() {
     if (loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
+    if (!forward_only && !input_path.empty()) throw Error(ErrorKind::InvalidArgument, "--input is the network's input for --forward-only");
     if (forward_only) {
       if (!images.empty()) throw Error(ErrorKind::InvalidArgument, "--forward-only times a fixed input; drop the images");
       return run_forward_only();
@@ -369,7 +382,7 @@ struct InfoCmd {
   ModelArgs m;
   bool profile = false;
   int runs = 5;
-  std::string json_path;
+  std::string json_path, input_path;
 
   int run() {
     Model model = m.load();
@@ -380,7 +393,7 @@ struct InfoCmd {
                 i.weight_bytes / 1048576.0);
     for (const std::string& p : i.passes) std::printf("  pass %s\n", p.c_str());
     if (!profile) return kExitOk;
-    std::vector<float> x = fixed_input(model.input_size()), y(model.output_size());
+    std::vector<float> x = forward_input(model, input_path), y(model.output_size());
     model.run(x.data(), y.data());
     // The ceiling, measured before and after the layers (the best of both:
     // a shared host can steal either), CPU only.
@@ -453,6 +466,7 @@ void add_bench(CLI::App& app, Handler& run) {
   app.add_option("images", c->images, "Images for the file -> top-k loop (default: the bundled sample photo)");
   app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's)");
   app.add_flag("--forward-only", c->forward_only, "Time only the forward pass, on a fixed input");
+  app.add_option("--input", c->input_path, "--forward-only: the network's input from a .npy (float32) instead of fixed noise");
   app.add_flag("--pipeline", c->pipeline, "Decode the next image while the current one is inferred; report throughput");
   app.add_option("--loops", c->loops, "Timed iterations (default 100)");
   app.add_option("--min-time", c->min_time, "Keep timing until this many seconds have passed")->check(CLI::Range(0.0, 86400.0));
@@ -498,6 +512,7 @@ void add_profile(CLI::App& app, Handler& run) {
   c->m.add_to(app);
   app.add_option("--runs", c->runs, "Runs (per layer: the fastest, and the median over the runs)")->check(CLI::Range(1, 1000));
   app.add_option("--json", c->json_path, "Also write the per-layer times as JSON");
+  app.add_option("--input", c->input_path, "The network's input from a .npy (float32) instead of fixed noise");
   run = [c] { return c->run(); };
 }
 
