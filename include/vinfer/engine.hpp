@@ -73,6 +73,10 @@ struct LayerProfile {
   std::string impl;  // the implementation that ran it (oneDNN's name, or vinfer's)
   double ms = 0;
   double flops = 0;  // 2 x multiply-adds; 0 where not counted
+  // Bytes of constants (packed weights, bias) the op read in this run: all of
+  // them, except where a kernel skips some (a batch-1 fully connected layer
+  // reads only the rows of its non-zero inputs). CPU only; 0 elsewhere.
+  double weight_bytes = 0;
 };
 
 class Model {

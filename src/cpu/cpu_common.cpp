@@ -84,6 +84,12 @@ std::vector<ByteSpan> CpuOp::weights() const {
   return spans;
 }
 
+double CpuOp::weight_bytes_read() const {
+  double bytes = 0;
+  for (const ByteSpan& s : weights()) bytes += static_cast<double>(s.bytes);
+  return bytes;
+}
+
 void CpuOp::bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) {
   for (const auto& [arg, t] : acts) args[arg] = memory(t.md, eng, address(t.buffer));
   if (scratch_md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(scratch_md, eng, scratch);

@@ -49,6 +49,9 @@ class CpuOp {
   // The constant bytes the op reads (packed weights, bias): the arguments
   // that are not activations, unless the op keeps its own.
   virtual std::vector<ByteSpan> weights() const;
+  // The constant bytes the last execute() read: weights(), unless the kernel
+  // skips some (for the profile).
+  virtual double weight_bytes_read() const;
   // Whether the op prefetches while it runs (prefetch.hpp): then `prefetch`
   // holds the next layers' weights, set once the program is built.
   virtual bool prefetches() const { return false; }

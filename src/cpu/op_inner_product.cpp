@@ -28,10 +28,12 @@ class GemvOp : public CpuOp {
   Block scratch;  // ks (K int32), xs (K floats), then one accumulator of ld floats per thread
   const float* src = nullptr;
   float* dst = nullptr;
+  std::int64_t rows_read = 0;  // by the last run
 
   std::vector<ByteSpan> weights() const override {
     return {{packed.get(), static_cast<std::size_t>(K * ld) * sizeof(float)}};
   }
+  double weight_bytes_read() const override { return static_cast<double>((rows_read * ld + ld) * 4); }  // rows + bias
 
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratchpad) override {
     CpuOp::bind(eng, address, scratchpad);
@@ -46,6 +48,7 @@ class GemvOp : public CpuOp {
     std::int64_t count = 0;
     for (std::int64_t k = 0; k < K; ++k)
       if (src[k] != 0.f) ks[count] = static_cast<std::int32_t>(k), xs[count++] = src[k];
+    rows_read = count;
     const int t_used = std::min(threads, omp_get_max_threads());
 #pragma omp parallel num_threads(t_used)
     {

@@ -170,7 +170,7 @@ class Program final : public BuildContext, public detail::Executor {
       op->execute(stream_);
       stream_.wait();
       const auto t1 = std::chrono::steady_clock::now();
-      prof.push_back({op->name, op->impl, std::chrono::duration<double, std::milli>(t1 - t0).count(), op->flops});
+      prof.push_back({op->name, op->impl, std::chrono::duration<double, std::milli>(t1 - t0).count(), op->flops, op->weight_bytes_read()});
     }
     copy_out(output);
     return prof;

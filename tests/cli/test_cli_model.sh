@@ -124,10 +124,11 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["runs"] == 3 and j["threads"] == 1 and j["layers"], j
 for l in j["layers"]:
-    assert set(l) == {"layer", "impl", "ms_min", "ms_p50", "flops"}, l
+    assert set(l) == {"layer", "impl", "ms_min", "ms_p50", "flops", "weight_bytes"}, l
     assert 0 < l["ms_min"] <= l["ms_p50"], l
-assert any(l["layer"].startswith("Conv '") and l["flops"] > 0 for l in j["layers"])
+assert any(l["layer"].startswith("Conv '") and l["flops"] > 0 and l["weight_bytes"] > 0 for l in j["layers"])
 PY
+grep -q 'GB/s' "$T/prof3.txt" && grep -q 'MB of weights read a pass' "$T/prof3.txt" && ok || bad "profile: weights read"
 # Devices: the CPU always listed; asking for a backend or device that is not there is one clear line.
 "$V" devices >"$T/dev.txt" && grep -q '^cpu: compiled in' "$T/dev.txt" && grep -q '^cuda: ' "$T/dev.txt" && ok || bad "devices: $(cat "$T/dev.txt")"
 "$V" devices --json | python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["backend"] for b in j][:2]==["cpu","cuda"] and j[0]["devices"], j' && ok || bad "devices --json"

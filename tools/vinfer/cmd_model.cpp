@@ -418,23 +418,30 @@ struct InfoCmd {
     if (peak.gflops > 0)
       std::printf("\n  FP32 peak here: %.1f GFLOP/s (%s, %d threads, register-only loop; %%peak below is against it)\n", peak.gflops,
                   peak.isa.c_str(), peak.threads);
-    std::printf("\n%8s %8s %6s %8s %6s  %-44s %s\n", "ms", "p50 ms", "share", "GFLOP/s", "%peak", "layer", "implementation");
+    // wt MB / GB/s: the constants each layer read (the last run's) and at
+    // what rate over its fastest time: the layers bound by fetching weights.
+    std::printf("\n%8s %8s %6s %8s %6s %7s %6s  %-44s %s\n", "ms", "p50 ms", "share", "GFLOP/s", "%peak", "wt MB", "GB/s", "layer",
+                "implementation");
+    double weight_bytes = 0;
     for (std::size_t k = 0; k < best.size(); ++k) {
       const LayerProfile& l = best[k];
       const double g = l.flops > 0 ? l.flops / (l.ms * 1e6) : 0.0;
-      std::printf("%8.3f %8.3f %5.1f%% %8.1f %5.0f%%  %-44.44s %s\n", l.ms, median[k], 100 * l.ms / total, g,
-                  peak.gflops > 0 ? 100 * g / peak.gflops : 0.0, l.name.c_str(), l.impl.c_str());
+      weight_bytes += l.weight_bytes;
+      std::printf("%8.3f %8.3f %5.1f%% %8.1f %5.0f%% %7.2f %6.1f  %-44.44s %s\n", l.ms, median[k], 100 * l.ms / total, g,
+                  peak.gflops > 0 ? 100 * g / peak.gflops : 0.0, l.weight_bytes / 1e6, l.ms > 0 ? l.weight_bytes / (l.ms * 1e6) : 0.0,
+                  l.name.c_str(), l.impl.c_str());
     }
     if (runs > 1) std::printf("%8s %8.3f p50 total (sum of the layers' medians over %d runs)\n", "", median_total, runs);
     std::printf("%8.3f total (the fastest of each), %.2f GFLOP, %.1f GFLOP/s overall (%d threads)%s\n", total, flops / 1e9, flops / (total * 1e6), model.threads(),
                 peak.gflops > 0 ? (", " + std::to_string(static_cast<int>(100 * flops / (total * 1e6) / peak.gflops + 0.5)) + " % of peak").c_str() : "");
+    if (weight_bytes > 0) std::printf("%8s %.1f MB of weights read a pass\n", "", weight_bytes / 1e6);
     if (!json_path.empty()) {
       nlohmann::json j;
       j["model"] = m.model, j["threads"] = model.threads(), j["runs"] = runs, j["peak_gflops"] = peak.gflops;
       j["layers"] = nlohmann::json::array();
       for (std::size_t k = 0; k < best.size(); ++k)
         j["layers"].push_back({{"layer", best[k].name}, {"impl", best[k].impl}, {"ms_min", best[k].ms}, {"ms_p50", median[k]},
-                               {"flops", best[k].flops}});
+                               {"flops", best[k].flops}, {"weight_bytes", best[k].weight_bytes}});
       write_text(json_path, j.dump(2) + "\n");
     }
     return kExitOk;
