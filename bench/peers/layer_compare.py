@@ -59,10 +59,11 @@ def node_kinds(model):
     return kinds
 
 
-def vinfer_round(path, kinds, runs, threads):
+def vinfer_round(path, kinds, runs, threads, input_npy):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile.json")
-        cmd = [VINFER, "profile", path, "--runs", str(runs), "--json", out]
+        # The same input as ONNX Runtime's: a fully connected layer's time depends on its zeros.
+        cmd = [VINFER, "profile", path, "--runs", str(runs), "--json", out, "--input", input_npy]
         if threads:
             cmd += ["--threads", str(threads)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -94,13 +95,12 @@ def ort_kinds(path, threads, tmp):
     return node_kinds(onnx.load(so.optimized_model_filepath))
 
 
-def ort_round(path, opt_kinds, runs, threads, tmp):
+def ort_round(path, opt_kinds, runs, threads, tmp, x):
     so = session_options(threads)
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(tmp, "ort")
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     inp = sess.get_inputs()[0]
-    x = np.random.default_rng(0).standard_normal([d if isinstance(d, int) else 1 for d in inp.shape]).astype(np.float32)
     warmup = 5
     for _ in range(warmup + runs):
         sess.run(None, {inp.name: x})
@@ -131,9 +131,13 @@ def main():
     rounds = {"vinfer": [], "onnxruntime": []}
     with tempfile.TemporaryDirectory() as tmp:
         opt_kinds = ort_kinds(args.model, args.threads, tmp)
+        shape = [d.dim_value or 1 for d in onnx.load(args.model, load_external_data=False).graph.input[0].type.tensor_type.shape.dim]
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        input_npy = os.path.join(tmp, "input.npy")
+        np.save(input_npy, x)
         for r in range(args.rounds):
-            rounds["vinfer"].append(vinfer_round(args.model, kinds, args.runs, args.threads))
-            rounds["onnxruntime"].append(ort_round(args.model, opt_kinds, args.runs, args.threads, tmp))
+            rounds["vinfer"].append(vinfer_round(args.model, kinds, args.runs, args.threads, input_npy))
+            rounds["onnxruntime"].append(ort_round(args.model, opt_kinds, args.runs, args.threads, tmp, x))
             print(f"round {r + 1}: vinfer {sum(rounds['vinfer'][-1].values()):.2f} ms, "
                   f"onnxruntime {sum(rounds['onnxruntime'][-1].values()):.2f} ms (sums of per-op medians)", file=sys.stderr)
     all_kinds = sorted({k for rs in rounds.values() for s in rs for k in s},
