@@ -30,6 +30,7 @@ bool Conv1x1Pre::supports(const Conv1x1Geometry& g) {
 Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
                        float lo, float hi)
     : g_(g), pre_lo_(pre.lo), lo_(lo), hi_(hi) {
+  own_next_ = prefetch_own_weights();
   rows_fn_ = rows_fn(g.block);
   rows_ = g.block == 16 ? 12 : 6;
   block_px_ = kTiles * rows_;
@@ -93,6 +94,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
                                     ((oc1 - oc0 + 2 * g_.block - 1) / (2 * g_.block))
                               : 0;
     PrefetchCursor pf(prefetch, t, n, calls);
+    pf.own_next = own_next_;
     for (int b = 0; b < nb && oc0 < oc1; ++b) {
       const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
       rows_fn_(g_, call, b0, b1 - b0, oc0, oc1, packed, &pf);

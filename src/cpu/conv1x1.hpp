@@ -112,6 +112,7 @@ class Conv1x1Pre {
   Block w_;  // [oc / 2L][ic][2L], a last group of L where oc is an odd number of vectors
   std::vector<float> bias_, scale_, shift_;
   float pre_lo_, lo_, hi_;
+  bool own_next_ = true;  // PrefetchCursor::own_next
 };
 
 }  // namespace vinfer::cpu

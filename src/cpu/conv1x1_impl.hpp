@@ -65,7 +65,7 @@ struct Conv1x1Kernels {
   // packed rows; Res: with a.res added.
   template <int N, bool Res>
   static void tile(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width, const float* packed,
-                   V vlo, V vhi, PrefetchCursor* pf) {
+                   V vlo, V vhi, PrefetchCursor* pf, const char* own_at = idle_prefetch_line(), int own_step = 0) {
     const int K = g.depth();
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
     const std::size_t at = (col / L) * plane + static_cast<std::size_t>(p0) * L;
@@ -86,14 +86,15 @@ struct Conv1x1Kernels {
     if (pf) pf->next(K, pf_at, pf_step);
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
     const float* b = a.w + static_cast<std::size_t>(col) * K;
-    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), b, K, 2 * L, out, pf_at, pf_step);
-    else I::template micro1<N>(packed, packed_ld(K), b, K, L, out, pf_at, pf_step);
+    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), b, K, 2 * L, out, pf_at, pf_step, own_at, own_step);
+    else I::template micro1<N>(packed, packed_ld(K), b, K, L, out, pf_at, pf_step, own_at, own_step);
   }
 
   template <bool Res, int... N>
   static void tail(int n, const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width,
-                   const float* packed, V vlo, V vhi, PrefetchCursor* pf, std::integer_sequence<int, N...>) {
-    ((n == N + 1 ? tile<N + 1, Res>(g, a, p0, col, width, packed, vlo, vhi, pf) : void()), ...);
+                   const float* packed, V vlo, V vhi, PrefetchCursor* pf, const char* own_at, int own_step,
+                   std::integer_sequence<int, N...>) {
+    ((n == N + 1 ? tile<N + 1, Res>(g, a, p0, col, width, packed, vlo, vhi, pf, own_at, own_step) : void()), ...);
   }
 
   template <bool Res>
@@ -104,13 +105,21 @@ struct Conv1x1Kernels {
     // 12+12+12+12+1: a tile of one row is bound by its FMA latency and
     // costs as much as four).
     const int row_tiles = (n + I::R - 1) / I::R;
+    const int K = g.depth();
     for (int col = oc0; col < oc1; col += 2 * L) {
       const int width = std::min(2 * L, oc1 - col);
+      const int next = std::min(2 * L, oc1 - col - width);  // the thread's next group: its channels (<= 0: none)
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
         const float* p = packed + static_cast<std::size_t>(r) * packed_ld(g.depth());
-        if (rows == I::R) tile<I::R, Res>(g, a, p0 + r, col, width, p, vlo, vhi, pf);
-        else tail<Res>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, std::make_integer_sequence<int, I::R - 1>());
+        const char* own_at = idle_prefetch_line();
+        int own_step = 0;
+        if (pf && pf->own_next && next > 0)
+          own_share(a.w + static_cast<std::size_t>(col + width) * K, sizeof(float) * K * next, K, i, row_tiles, own_at,
+                    own_step);
+        if (rows == I::R) tile<I::R, Res>(g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step);
+        else tail<Res>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step,
+                       std::make_integer_sequence<int, I::R - 1>());
       }
     }
   }

@@ -5,9 +5,16 @@
 // therefore issue one prefetch per k iteration of their register tiles
 // (gemm_micro.inc), for lines handed out by a PrefetchCursor: a thread's share
 // of the weights of the layers up to the next one that prefetches for itself.
+// They also fetch the layer's own next weight panel while the current one's
+// register tiles run (own_share): on a small map (ResNet50's 7x7 layer4, 49
+// pixels in 5 register tiles) the first tile of each panel otherwise waits on
+// memory, as the panel is one stream faster than one core's share of the
+// memory's speed.
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace vinfer::cpu {
@@ -25,6 +32,22 @@ inline const char* idle_prefetch_line() {
 
 // One thread's share of the lines of `spans`, handed out a run of consecutive
 // lines per GEMM call. Not shared between threads.
+// Whether vinfer's GEMMs fetch their own next weight panel as they go
+// (PrefetchCursor::own_next): VINFER_PREFETCH_OWN=0 turns it off, read when a
+// layer is built (for A/Bs).
+inline bool prefetch_own_weights() {
+  const char* env = std::getenv("VINFER_PREFETCH_OWN");
+  return !(env && std::strcmp(env, "0") == 0);
+}
+
+// Register tile i of `tiles` that run on one weight panel fetches the i-th
+// share of the `bytes` at `next` (the next panel) over its k iterations.
+inline void own_share(const void* next, std::size_t bytes, int k, int i, int tiles, const char*& at, int& step) {
+  const std::size_t share = (bytes + tiles - 1) / tiles;
+  at = static_cast<const char*>(next) + share * i;
+  step = static_cast<int>(std::min<std::size_t>(64, (share + k - 1) / k));
+}
+
 class PrefetchCursor {
  public:
   // thread of threads: which share; calls: about how many GEMM calls the
@@ -39,6 +62,10 @@ class PrefetchCursor {
     while (span_ < spans_->size() && begin >= lines((*spans_)[span_])) begin -= lines((*spans_)[span_++]);
     line_ = begin;
   }
+
+  // Whether the GEMM also fetches its own next weight panel while it runs the
+  // current one's register tiles (own_share).
+  bool own_next = true;
 
   // For a GEMM call of k iterations: its first prefetch address p and the
   // bytes between its prefetches (at most a line: k iterations cover the run

@@ -58,6 +58,7 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   tiles_w_ = (g.ow + m - 1) / m;
   tiles_ = tiles(g);
   fns_ = kernel_fns(g.block, g.stride);
+  own_next_ = prefetch_own_weights();
   rows_ = g.block == 16 ? 12 : 6;
   max_chunk_ = 2 * rows_;  // the GEMM's B (a slice of U) then serves two register tiles
   // U = G g G^T per channel pair, in double, stored per position as the
@@ -155,6 +156,7 @@ void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int
     long calls = 0;
     for (int p = 0; p < positions_; ++p) calls += (mult_[static_cast<std::size_t>(p)] * (count / chunks) + rows_ - 1) / rows_;
     PrefetchCursor pf(prefetch, t, n, calls * chunks * panels);
+    pf.own_next = own_next_;
     for (int t0 = begin, left = count; left > 0;) {
       const int T = left < max_chunk_ + rows_ ? left : max_chunk_;
       const WinogradLayout lv = layout(T, g_.ic), lm = layout(T, g_.oc);
@@ -199,6 +201,7 @@ void Winograd3x3::run_by_positions(const float* src, float* dst, float* scratch,
     fns_->input(g_, tiles_w_, tile0, count, lv, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
     PrefetchCursor next(prefetch, t, n, panels * ((r1 - r0) / rows_ + (p1 - p0)));
+    next.own_next = own_next_;
     long base = 0;
     for (int p = 0; p < positions_; ++p) {
       const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p)]) * tiles_;

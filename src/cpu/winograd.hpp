@@ -148,6 +148,7 @@ class Winograd3x3 {
   Block u_;                  // [positions][oc / 2L][ic][2L]
   std::vector<float> bias_;  // oc
   float lo_, hi_;
+  bool own_next_ = true;  // PrefetchCursor::own_next
   Block own_scratch_;  // for run(src, dst)
   std::size_t own_bytes_ = 0;
 

@@ -195,18 +195,19 @@ struct WinogradKernels {
   // B n floats apart defeated the prefetchers once U came from memory). Each
   // panel serves all rows while it is in L1/L2.
   template <int N>
-  static void gemm_tile(const float* a, const float* panel, float* c, int k, int n, int col, int width, PrefetchCursor* pf) {
+  static void gemm_tile(const float* a, const float* panel, float* c, int k, int n, int col, int width, PrefetchCursor* pf,
+                        const char* own_at, int own_step) {
     auto out = [&](int r, int half, V acc) { I::store(c + static_cast<std::size_t>(r) * n + col + half * L, acc); };
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;
     if (pf) pf->next(k, pf_at, pf_step);
-    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out, pf_at, pf_step);
-    else I::template micro1<N>(a, k, panel, k, L, out, pf_at, pf_step);
+    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out, pf_at, pf_step, own_at, own_step);
+    else I::template micro1<N>(a, k, panel, k, L, out, pf_at, pf_step, own_at, own_step);
   }
   template <int... N>
   static void gemm_tail(int rows, const float* a, const float* panel, float* c, int k, int n, int col, int width,
-                        PrefetchCursor* pf, std::integer_sequence<int, N...>) {
-    ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width, pf) : void()), ...);
+                        PrefetchCursor* pf, const char* own_at, int own_step, std::integer_sequence<int, N...>) {
+    ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width, pf, own_at, own_step) : void()), ...);
   }
   static void gemm(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf) {
     const int row_tiles = (T + I::R - 1) / I::R;  // of equal rows, +-1: no tile of 1 row to pay a pass over B
@@ -216,9 +217,13 @@ struct WinogradKernels {
       for (int i = 0; i < row_tiles; ++i) {
         const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
         const std::size_t r = static_cast<std::size_t>(row0);
-        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf);
+        const char* own_at = idle_prefetch_line();
+        int own_step = 0;
+        if (pf && pf->own_next) own_share(panel + static_cast<std::size_t>(width) * k, sizeof(float) * 2 * L * k, k, i, row_tiles, own_at, own_step);
+        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step);
         else
-          gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, std::make_integer_sequence<int, I::R - 1>());
+          gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step,
+                    std::make_integer_sequence<int, I::R - 1>());
       }
     }
   }

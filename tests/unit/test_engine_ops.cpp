@@ -723,6 +723,38 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
   }
 }
 
+// The shares of the next weight panel that a panel's register tiles fetch
+// (own_share): together they cover every line of it, each tile's k
+// prefetches at most a line apart, each starting inside the panel and
+// reaching past its end by at most a share or k bytes (steps of one byte).
+TEST(Prefetch, OwnSharesCoverTheNextPanel) {
+  for (int tiles : {1, 2, 3, 5, 8}) {
+    for (int k : {64, 256, 2048}) {
+      for (std::size_t bytes : {std::size_t{4096}, std::size_t{128} * 2048, std::size_t{64} * 300 + 4}) {
+        if ((bytes + tiles - 1) / tiles > static_cast<std::size_t>(k) * 64) continue;  // more than one line a k iteration
+        alignas(64) static char mem[64 * 8192];
+        std::vector<int> hits(8192, 0);
+        const std::size_t share = (bytes + tiles - 1) / tiles;
+        for (int i = 0; i < tiles; ++i) {
+          const char* at = nullptr;
+          int step = -1;
+          cpu::own_share(mem, bytes, k, i, tiles, at, step);
+          ASSERT_GT(step, 0);
+          ASSERT_LE(step, 64);
+          ASSERT_GE(at, mem);
+          const std::size_t first = static_cast<std::size_t>(at - mem);
+          const std::size_t last = first + static_cast<std::size_t>(k - 1) * step;
+          ASSERT_LT(first, bytes);
+          ASSERT_LT(last, bytes + std::max(share, static_cast<std::size_t>(k))) << "tiles " << tiles << " k " << k;
+          for (std::size_t b = first / 64; b <= last / 64; ++b) ++hits[b];
+        }
+        for (std::size_t line = 0; line < (bytes + 63) / 64; ++line)
+          ASSERT_GE(hits[line], 1) << "line " << line << " of " << bytes << " bytes, tiles " << tiles << " k " << k;
+      }
+    }
+  }
+}
+
 // An op run by vinfer's own kernel fetches the next layer's weights while it
 // runs (prefetch.hpp): `vinfer info` says how much; VINFER_PREFETCH_WEIGHTS=0
 // turns it off; the result is the same either way.
