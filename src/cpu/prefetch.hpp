@@ -30,8 +30,6 @@ inline const char* idle_prefetch_line() {
   return line;
 }
 
-// One thread's share of the lines of `spans`, handed out a run of consecutive
-// lines per GEMM call. Not shared between threads.
 // Whether vinfer's GEMMs fetch their own next weight panel as they go
 // (PrefetchCursor::own_next): VINFER_PREFETCH_OWN=0 turns it off, read when a
 // layer is built (for A/Bs).
@@ -48,6 +46,8 @@ inline void own_share(const void* next, std::size_t bytes, int k, int i, int til
   step = static_cast<int>(std::min<std::size_t>(64, (share + k - 1) / k));
 }
 
+// One thread's share of the lines of `spans`, handed out a run of consecutive
+// lines per GEMM call. Not shared between threads.
 class PrefetchCursor {
  public:
   // thread of threads: which share; calls: about how many GEMM calls the

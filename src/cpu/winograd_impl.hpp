@@ -219,7 +219,11 @@ struct WinogradKernels {
         const std::size_t r = static_cast<std::size_t>(row0);
         const char* own_at = idle_prefetch_line();
         int own_step = 0;
-        if (pf && pf->own_next) own_share(panel + static_cast<std::size_t>(width) * k, sizeof(float) * 2 * L * k, k, i, row_tiles, own_at, own_step);
+        // The next panel; after the last one, the next position's first
+        // (U's positions are contiguous), which the caller multiplies next.
+        if (pf && pf->own_next)
+          own_share(panel + static_cast<std::size_t>(width) * k, sizeof(float) * 2 * L * k, k, i, row_tiles, own_at,
+                    own_step);
         if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step);
         else
           gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step,
