@@ -94,9 +94,12 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
                                     ((oc1 - oc0 + 2 * g_.block - 1) / (2 * g_.block))
                               : 0;
     PrefetchCursor pf(prefetch, t, n, calls);
-    pf.own_next = own_next_;
+    // Each block reads the thread's weights again: from L2 after the first
+    // where they fit in half of it, so only the first fetches its next panels.
+    const bool refetch = sizeof(float) * static_cast<std::size_t>(g_.depth()) * (oc1 - oc0) > kOwnFetchBytes;
     for (int b = 0; b < nb && oc0 < oc1; ++b) {
       const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
+      pf.own_next = own_next_ && (b == 0 || refetch);
       rows_fn_(g_, call, b0, b1 - b0, oc0, oc1, packed, &pf);
     }
   }

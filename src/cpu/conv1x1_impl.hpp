@@ -65,7 +65,7 @@ struct Conv1x1Kernels {
   // packed rows; Res: with a.res added.
   template <int N, bool Res>
   static void tile(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width, const float* packed,
-                   V vlo, V vhi, PrefetchCursor* pf, const char* own_at = idle_prefetch_line(), int own_step = 0) {
+                   V vlo, V vhi, PrefetchCursor* pf, const char* own_at, int own_step) {
     const int K = g.depth();
     const std::size_t plane = static_cast<std::size_t>(g.hw) * L;
     const std::size_t at = (col / L) * plane + static_cast<std::size_t>(p0) * L;
@@ -86,8 +86,15 @@ struct Conv1x1Kernels {
     if (pf) pf->next(K, pf_at, pf_step);
     // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
     const float* b = a.w + static_cast<std::size_t>(col) * K;
-    if (width == 2 * L) I::template micro2<N>(packed, packed_ld(K), b, K, 2 * L, out, pf_at, pf_step, own_at, own_step);
-    else I::template micro1<N>(packed, packed_ld(K), b, K, L, out, pf_at, pf_step, own_at, own_step);
+    const int ld = packed_ld(K);
+    if (own_step > 0) {
+      if (width == 2 * L) I::template micro2<N, true>(packed, ld, b, K, 2 * L, out, pf_at, pf_step, own_at, own_step);
+      else I::template micro1<N, true>(packed, ld, b, K, L, out, pf_at, pf_step, own_at, own_step);
+    } else if (width == 2 * L) {
+      I::template micro2<N>(packed, ld, b, K, 2 * L, out, pf_at, pf_step);
+    } else {
+      I::template micro1<N>(packed, ld, b, K, L, out, pf_at, pf_step);
+    }
   }
 
   template <bool Res, int... N>
@@ -112,7 +119,7 @@ struct Conv1x1Kernels {
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
         const float* p = packed + static_cast<std::size_t>(r) * packed_ld(g.depth());
-        const char* own_at = idle_prefetch_line();
+        const char* own_at = nullptr;
         int own_step = 0;
         if (pf && pf->own_next && next > 0)
           own_share(a.w + static_cast<std::size_t>(col + width) * K, sizeof(float) * K * next, K, i, row_tiles, own_at,

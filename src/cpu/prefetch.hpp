@@ -38,6 +38,11 @@ inline bool prefetch_own_weights() {
   return !(env && std::strcmp(env, "0") == 0);
 }
 
+// Weights a thread reads more than once (per block of pixels, per chunk of
+// tiles) stay in L2 after the first pass up to about this much (half of a
+// 1 MiB L2): past it, every pass fetches its next panels.
+constexpr std::size_t kOwnFetchBytes = std::size_t{512} << 10;
+
 // Register tile i of `tiles` that run on one weight panel fetches the i-th
 // share of the `bytes` at `next` (the next panel) over its k iterations.
 inline void own_share(const void* next, std::size_t bytes, int k, int i, int tiles, const char*& at, int& step) {

@@ -156,11 +156,14 @@ void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int
     long calls = 0;
     for (int p = 0; p < positions_; ++p) calls += (mult_[static_cast<std::size_t>(p)] * (count / chunks) + rows_ - 1) / rows_;
     PrefetchCursor pf(prefetch, t, n, calls * chunks * panels);
-    pf.own_next = own_next_;
+    // Each chunk reads all of U again: from L2 after the first where it fits
+    // in half of it, so only the first fetches its next panels.
+    const bool refetch = transformed_weight_bytes() > kOwnFetchBytes;
     for (int t0 = begin, left = count; left > 0;) {
       const int T = left < max_chunk_ + rows_ ? left : max_chunk_;
       const WinogradLayout lv = layout(T, g_.ic), lm = layout(T, g_.oc);
       const bool first = t0 == begin;
+      pf.own_next = own_next_ && (first || refetch);
       fns_->input(g_, tiles_w_, t0, T, lv, src, v, first ? u : nullptr, first ? transformed_weight_bytes() : 0);
       for (int p = 0; p < positions_; ++p)
         fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], g_.ic,

@@ -201,8 +201,14 @@ struct WinogradKernels {
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;
     if (pf) pf->next(k, pf_at, pf_step);
-    if (width == 2 * L) I::template micro2<N>(a, k, panel, k, 2 * L, out, pf_at, pf_step, own_at, own_step);
-    else I::template micro1<N>(a, k, panel, k, L, out, pf_at, pf_step, own_at, own_step);
+    if (own_step > 0) {
+      if (width == 2 * L) I::template micro2<N, true>(a, k, panel, k, 2 * L, out, pf_at, pf_step, own_at, own_step);
+      else I::template micro1<N, true>(a, k, panel, k, L, out, pf_at, pf_step, own_at, own_step);
+    } else if (width == 2 * L) {
+      I::template micro2<N>(a, k, panel, k, 2 * L, out, pf_at, pf_step);
+    } else {
+      I::template micro1<N>(a, k, panel, k, L, out, pf_at, pf_step);
+    }
   }
   template <int... N>
   static void gemm_tail(int rows, const float* a, const float* panel, float* c, int k, int n, int col, int width,
@@ -217,7 +223,7 @@ struct WinogradKernels {
       for (int i = 0; i < row_tiles; ++i) {
         const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
         const std::size_t r = static_cast<std::size_t>(row0);
-        const char* own_at = idle_prefetch_line();
+        const char* own_at = nullptr;
         int own_step = 0;
         // The next panel; after the last one, the next position's first
         // (U's positions are contiguous), which the caller multiplies next.
