@@ -87,10 +87,10 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
 }
 
 // Which kernel runs a 3x3 convolution of stride 1 or 2: oneDNN's, vinfer's
-// Winograd (split by tiles or by positions), or (stride 2) vinfer's GEMM
-// over the 3x3 windows on its 1x1 kernel. (The values are kept in tuning
-// caches: new ones go last.)
-enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions, VinferGemm };
+// Winograd (split by tiles or by positions; stride 1: F(4,3), or F(2,3) on
+// small maps), or (stride 2) vinfer's GEMM over the 3x3 windows on its 1x1
+// kernel. (The values are kept in tuning caches: new ones go last.)
+enum class Conv3x3 { OneDnnWinograd, OneDnnDirect, VinferTiles, VinferPositions, VinferGemm, F23Tiles, F23Positions };
 bool is_onednn(Conv3x3 k) { return k == Conv3x3::OneDnnWinograd || k == Conv3x3::OneDnnDirect; }
 const char* kind_name(Conv3x3 k) {
   switch (k) {
@@ -99,6 +99,8 @@ const char* kind_name(Conv3x3 k) {
     case Conv3x3::VinferTiles: return "vinfer_winograd_tiles";
     case Conv3x3::VinferPositions: return "vinfer_winograd_positions";
     case Conv3x3::VinferGemm: return "vinfer_gemm";
+    case Conv3x3::F23Tiles: return "vinfer_f23_tiles";
+    case Conv3x3::F23Positions: return "vinfer_f23_positions";
   }
   return "?";
 }
@@ -135,6 +137,18 @@ double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weig
 bool tiles_split_fits(const WinogradGeometry& g) { return !(winograd_tiles(g) < 96 && winograd_weight_mib(g) > 4); }
 bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) <= 256; }
 
+Winograd3x3::Split split_of(Conv3x3 k) {
+  return k == Conv3x3::VinferPositions || k == Conv3x3::F23Positions ? Winograd3x3::Split::Positions
+                                                                      : Winograd3x3::Split::Tiles;
+}
+bool is_f23(Conv3x3 k) { return k == Conv3x3::F23Tiles || k == Conv3x3::F23Positions; }
+
+// The geometry of vinfer's Winograd kind k for a layer of geometry g.
+WinogradGeometry form_of(WinogradGeometry g, Conv3x3 k) {
+  g.out_tile = is_f23(k) ? 2 : 4;
+  return g;
+}
+
 // The rule used without tuning, and the default that tuning keeps unless
 // another kernel is clearly faster. No Winograd on maps under 14x14 (the
 // transforms cost more than they save: DenseNet121's last block). vinfer's
@@ -153,6 +167,8 @@ bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) 
 // 0.63); on 7x7 its weights, 16 of 9 taps' worth, cost more than it saves
 // (layer4's: evicted 0.88 against 0.78), and there the GEMM runs if
 // gemm_default (where its weights exceed 1 MiB), else oneDNN's direct.
+// vinfer's F(2,3) only where VINFER_WINOGRAD=f23 asks (else the timing
+// decides: tune_3x3).
 Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool own, bool gemm_default) {
   const int map = g.oh * g.ow;
   const char* env = std::getenv("VINFER_WINOGRAD");
@@ -160,6 +176,9 @@ Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool
   const bool refuse = env && std::strcmp(env, "onednn") == 0;
   const bool by_tiles = Winograd3x3::choose_split(g) == Winograd3x3::Split::Tiles;
   const Conv3x3 own_kind = by_tiles ? Conv3x3::VinferTiles : Conv3x3::VinferPositions;
+  if (g.stride == 1 && own && env && std::strcmp(env, "f23") == 0)  // only when asked: the timing chooses it
+    return Winograd3x3::choose_split(form_of(g, Conv3x3::F23Tiles)) == Winograd3x3::Split::Tiles ? Conv3x3::F23Tiles
+                                                                                                  : Conv3x3::F23Positions;
   if (g.stride == 2) {
     if (own && !refuse && (map >= 14 * 14 || prefer) && (!by_tiles || tiles_split_fits(g))) return own_kind;
     return gemm_default ? Conv3x3::VinferGemm : Conv3x3::OneDnnDirect;
@@ -170,10 +189,6 @@ Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool
   if (!own || map < 14 * 14 || refuse || (!beats_onednn && !prefer)) return onednn;
   if (by_tiles && !tiles_split_fits(g)) return onednn;
   return own_kind;
-}
-
-Winograd3x3::Split split_of(Conv3x3 k) {
-  return k == Conv3x3::VinferPositions ? Winograd3x3::Split::Positions : Winograd3x3::Split::Tiles;
 }
 
 // Times the candidates for the layer on its own shape (tune.hpp), each with
@@ -197,23 +212,33 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   // Winograd (three loads), while in the network the Winograd's 16.8 MB of
   // weights make it 30 % slower; layer3.0's Winograd won by 8-15 % alone
   // and by 10-20 % in the network.
-  const auto own_kind = [](Conv3x3 k) { return k == Conv3x3::VinferTiles || k == Conv3x3::VinferPositions; };
+  const auto own_kind = [](Conv3x3 k) { return !is_onednn(k) && k != Conv3x3::VinferGemm; };
+  // F(2,3) (a quarter more multiplications than F(4,3) on 14x14 maps, fewer
+  // on 7x7 ones, 16 / 36 of its weights) is worth timing on maps up to 14x14.
+  // VINFER_WINOGRAD_F23=0: not a candidate (to measure what it brings).
+  const char* f23_env = std::getenv("VINFER_WINOGRAD_F23");
+  const bool f23 = own && g.stride == 1 && g.oh * g.ow <= 14 * 14 && !(f23_env && std::strcmp(f23_env, "0") == 0);
+  const WinogradGeometry g23 = form_of(g, Conv3x3::F23Tiles);
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
-                    Conv3x3::VinferGemm}) {
+                    Conv3x3::VinferGemm, Conv3x3::F23Tiles, Conv3x3::F23Positions}) {
     const bool runs = k == Conv3x3::OneDnnWinograd ? static_cast<bool>(onednn_wino)
                       : k == Conv3x3::OneDnnDirect ? direct_worth_timing
                       : k == Conv3x3::VinferTiles  ? own && tiles_split_fits(g)
                       : k == Conv3x3::VinferGemm   ? gemm != nullptr
+                      : k == Conv3x3::F23Tiles     ? f23 && tiles_split_fits(g23)
+                      : k == Conv3x3::F23Positions ? f23 && positions_split_fits(g23)
                                                    : own && positions_split_fits(g);
     if (k != rule && runs && (g.stride == 1 || own_kind(k) == own_kind(rule))) kinds.push_back(k);
   }
   if (kinds.size() < 2) return rule;
+  // " f23": choices cached before F(2,3) was a candidate are not reused.
   char key[192];
-  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s", g.ic,
+  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s", g.ic,
                 g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi,
-                g.stride == 2 ? " stride 2" : "");
-  std::unique_ptr<Winograd3x3> own_kernel;  // both splits share its transformed weights
+                g.stride == 2 ? " stride 2" : "", f23 ? " f23" : "");
+  // One per form; both splits share its transformed weights.
+  std::unique_ptr<Winograd3x3> own_kernel, f23_kernel;
   std::unique_ptr<Conv1x1Pre> gemm_kernel;
   Block gemm_scratch;
   const int choice = tuned_choice(key, [&] {
@@ -253,8 +278,10 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
         runs.push_back({[&c, &src, &dst, &gemm_scratch, threads] { c.run(src.data(), dst.data(), gemm_scratch.get(), threads); },
                         [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
-        if (!own_kernel) own_kernel = std::make_unique<Winograd3x3>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
-        Winograd3x3& f = *own_kernel;
+        std::unique_ptr<Winograd3x3>& kernel = is_f23(kinds[k]) ? f23_kernel : own_kernel;
+        if (!kernel)
+          kernel = std::make_unique<Winograd3x3>(form_of(g, kinds[k]), w.f.data(), b ? b->f.data() : nullptr, lo, hi);
+        Winograd3x3& f = *kernel;
         const Winograd3x3::Split split = split_of(kinds[k]);
         runs.push_back({[&f, &src, &dst, split] { f.set_split(split), f.run(src.data(), dst.data()); },
                         [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
@@ -278,10 +305,10 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   const auto k = std::find(kinds.begin(), kinds.end(), static_cast<Conv3x3>(choice)) != kinds.end()
                      ? static_cast<Conv3x3>(choice)
                      : rule;
-  if (own_kind(k) && own_kernel) {
-    own_kernel->set_split(split_of(k));
-    own_kernel->release_scratch();  // the network runs it on the shared scratchpad
-    kept = std::move(own_kernel);
+  if (std::unique_ptr<Winograd3x3>& kernel = is_f23(k) ? f23_kernel : own_kernel; own_kind(k) && kernel) {
+    kernel->set_split(split_of(k));
+    kernel->release_scratch();  // the network runs it on the shared scratchpad
+    kept = std::move(kernel);
   }
   ctx.note_choice(k != rule);
   return k;
@@ -290,13 +317,16 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
 // Adds vinfer's Winograd for the node (`kernel`, or one built now with `kind`'s split).
 void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
                       const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
-  if (!kernel) kernel = std::make_unique<Winograd3x3>(g, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+  if (!kernel)
+    kernel = std::make_unique<Winograd3x3>(form_of(g, kind), w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
   const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles;
+  const int tile = kernel->geometry().out_tile;
   auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
-  op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : "vinfer:wino_f43") + (by_tiles ? "" : "_pos") +
+  op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
+             (by_tiles ? "" : "_pos") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0;
   ctx.add(std::move(op));
@@ -490,7 +520,9 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // (tune_3x3), else rule_3x3.
   const bool tune = ctx.tune() && !std::getenv("VINFER_WINOGRAD") && !std::getenv("VINFER_WINOGRAD_SPLIT");
   const bool stride1 = p.strides == std::vector<std::int64_t>{1, 1}, stride2 = p.strides == std::vector<std::int64_t>{2, 2};
-  const int min_map = stride2 ? 0 : tune ? 7 * 7 : 14 * 14;
+  const char* wino_env = std::getenv("VINFER_WINOGRAD");
+  const bool f23_asked = wino_env && std::strcmp(wino_env, "f23") == 0;
+  const int min_map = stride2 ? 0 : tune || f23_asked ? 7 * 7 : 14 * 14;
   const bool three = G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                      p.dilations == std::vector<std::int64_t>{1, 1} && xs[1] >= 16 &&
                      ((stride1 && ctx.winograd() && ys[2] * ys[3] >= min_map) || stride2);

@@ -33,7 +33,8 @@ struct Avx2 {
 
 }  // namespace
 
-const WinogradKernelFns winograd_f43_avx2 = winograd_kernel_fns<Avx2, 1>();
+const WinogradKernelFns winograd_f43_avx2 = winograd_kernel_fns<Avx2, 1, 4>();
+const WinogradKernelFns winograd_f23_avx2 = winograd_kernel_fns<Avx2, 1, 2>();
 const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }

@@ -41,7 +41,8 @@ struct Avx512 {
 
 }  // namespace
 
-const WinogradKernelFns winograd_f43_avx512 = winograd_kernel_fns<Avx512, 1>();
+const WinogradKernelFns winograd_f43_avx512 = winograd_kernel_fns<Avx512, 1, 4>();
+const WinogradKernelFns winograd_f23_avx512 = winograd_kernel_fns<Avx512, 1, 2>();
 const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }

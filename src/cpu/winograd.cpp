@@ -13,15 +13,20 @@
 namespace vinfer::cpu {
 
 namespace {
-// The kernels for a channel block (8 with AVX2 + FMA, 16 with AVX-512) and stride.
-const WinogradKernelFns* kernel_fns(int block, int stride) {
-  if (!simd_block_runs(block) || (stride != 1 && stride != 2)) return nullptr;
-  if (stride == 1) return block == 8 ? &winograd_f43_avx2 : &winograd_f43_avx512;
-  return block == 8 ? &winograd_s2_avx2 : &winograd_s2_avx512;
+// The kernels for a geometry's channel block (8 with AVX2 + FMA, 16 with
+// AVX-512) and form.
+const WinogradKernelFns* kernel_fns(const WinogradGeometry& g) {
+  if (!simd_block_runs(g.block)) return nullptr;
+  const bool b8 = g.block == 8;
+  if (g.stride == 2) return b8 ? &winograd_s2_avx2 : &winograd_s2_avx512;
+  if (g.stride != 1) return nullptr;
+  if (g.out_tile == 4) return b8 ? &winograd_f43_avx2 : &winograd_f43_avx512;
+  if (g.out_tile == 2) return b8 ? &winograd_f23_avx2 : &winograd_f23_avx512;
+  return nullptr;
 }
 
-int output_tile(const WinogradGeometry& g) { return g.stride == 2 ? 2 : 4; }
-int weight_positions(const WinogradGeometry& g) { return g.stride == 2 ? 16 : 36; }
+int output_tile(const WinogradGeometry& g) { return g.stride == 2 ? 2 : g.out_tile; }
+int weight_positions(const WinogradGeometry& g) { return g.stride == 1 && g.out_tile == 4 ? 36 : 16; }
 
 }  // namespace
 
@@ -43,7 +48,7 @@ Winograd3x3::Split Winograd3x3::choose_split(const WinogradGeometry& g) {
 }
 
 bool Winograd3x3::supports(const WinogradGeometry& g) {
-  if (!kernel_fns(g.block, g.stride) || g.ic <= 0 || g.oc <= 0 || g.ic % g.block != 0 || g.oc % g.block != 0 ||
+  if (!kernel_fns(g) || g.ic <= 0 || g.oc <= 0 || g.ic % g.block != 0 || g.oc % g.block != 0 ||
       g.pad_t < 0 || g.pad_t > 2 || g.pad_l < 0 || g.pad_l > 2 || g.oh <= 0 || g.ow <= 0)
     return false;
   // At most 2 of padding after the input too: the last output reads up to
@@ -57,7 +62,7 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   const int m = output_tile(g);
   tiles_w_ = (g.ow + m - 1) / m;
   tiles_ = tiles(g);
-  fns_ = kernel_fns(g.block, g.stride);
+  fns_ = kernel_fns(g);
   own_next_ = prefetch_own_weights();
   rows_ = g.block == 16 ? 12 : 6;
   max_chunk_ = 2 * rows_;  // the GEMM's B (a slice of U) then serves two register tiles
@@ -66,10 +71,11 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   // oc is an odd number of vectors).
   static const double G43[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                    {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static const double G23[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double GS2[4][3] = {{1, 0, 0}, {1, 0, 1}, {0, 0, 1}, {0, 1, 0}};
   const bool s2 = g.stride == 2;
-  const int n = s2 ? 4 : 6;
-  const double(*G)[3] = s2 ? GS2 : G43;
+  const int n = weight_positions(g) == 36 ? 6 : 4;
+  const double(*G)[3] = s2 ? GS2 : n == 6 ? G43 : G23;
   positions_ = n * n;
   rows_per_tile_ = 0;
   for (int p = 0; p < positions_; ++p) {

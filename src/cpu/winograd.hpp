@@ -4,6 +4,11 @@
 //   multiplications per channel pair instead of 144 (4x fewer). For machines
 //   where oneDNN 2.6 has no Winograd (AVX2), and for maps where its F(2,3) does
 //   less well.
+// - stride 1, F(2x2, 3x3): a 4x4 input tile gives a 2x2 output tile with 16
+//   multiplications instead of 36 (2.25x fewer), with 16 / 36 of F(4,3)'s
+//   transformed weights and no partial tiles on 14x14 maps (F(4,3) computes
+//   16x16 there, 8x8 of 7x7): for small maps with wide layers (ResNet50's
+//   layer4, 16.8 instead of 37.7 MB), where the load-time timing picks it.
 // - stride 2 (ResNet's downsampling 3x3s, for which no library here has a
 //   Winograd form): taken apart into its even and odd rows and columns, a
 //   stride-2 3x3 is a 2x2 stride-1 convolution of the even samples plus 1-tap
@@ -48,7 +53,8 @@ struct WinogradGeometry {
   int oh = 0, ow = 0;        // output size
   int pad_t = 0, pad_l = 0;  // leading padding (0..2)
   int block = 8;             // channel block of src and dst (8 or 16)
-  int stride = 1;            // 1: F(4x4, 3x3); 2: the form for stride 2
+  int stride = 1;            // 1: F(4x4, 3x3) or F(2x2, 3x3); 2: the form for stride 2
+  int out_tile = 4;          // stride 1: output tile side, 4 (F(4x4, 3x3)) or 2 (F(2x2, 3x3))
 };
 
 // The distance (in floats) between the positions of V or M for `floats`
@@ -85,7 +91,8 @@ struct WinogradKernelFns {
   void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm, const float* m,
                  const float* bias, float lo, float hi, float* dst);
 };
-extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_s2_avx2, winograd_s2_avx512;
+extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_f23_avx2, winograd_f23_avx512,
+    winograd_s2_avx2, winograd_s2_avx512;
 
 class Winograd3x3 {
  public:
@@ -93,7 +100,8 @@ class Winograd3x3 {
   enum class Split { Auto, Tiles, Positions };
 
   // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
-  // and handles this geometry (stride 1 or 2).
+  // and handles this geometry (stride 1 with output tiles of 4 or 2, or
+  // stride 2).
   static bool supports(const WinogradGeometry& g);
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
@@ -138,8 +146,8 @@ class Winograd3x3 {
  private:
   WinogradGeometry g_;
   Split split_ = Split::Tiles;
-  int positions_ = 36;   // weight positions: 36 (stride 1) or 16 (stride 2)
-  int rows_per_tile_ = 36;  // GEMM rows per tile, over all positions: 36 or 25
+  int positions_ = 36;   // weight positions: 36 (F(4,3)) or 16 (F(2,3), stride 2)
+  int rows_per_tile_ = 36;  // GEMM rows per tile, over all positions: 36, 16 or 25
   std::array<int, 36> mult_{};  // transformed samples a position serves: 1 (stride 2: 1, 2 or 4)
   int tiles_w_ = 0, tiles_ = 0;
   int rows_ = 12;        // the GEMM's register-tile rows

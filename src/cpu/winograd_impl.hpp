@@ -6,6 +6,10 @@
 //   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
 //   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
 //   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// F(2x2, 3x3), points 0, +-1:
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+//   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
 // Stride 2, per dimension on x0..x4 (F(2,2) on the even samples, the odd ones
 // as they are):
 //   B^T = [1 0 -1 0 0; 0 0 1 0 0; 0 0 -1 0 1; 0 1 0 0 0; 0 0 0 1 0]
@@ -53,22 +57,33 @@ struct WinogradKernels {
     r[3] = I::add(I::fmadd(I::set1(8.f), d, b), m[5]);
   }
 
-  // The two forms (winograd.hpp): input tile side N, output tile side M (the
-  // input tiles are 4 pixels apart in both), the 1D transforms, and where
-  // transformed sample (i, j) of a tile goes: pos[i * N + j], in floats from
-  // the tile's row of V (or M).
+  // The three forms (winograd.hpp): input tile side N, output tile side M,
+  // stride S (the input tiles are M x S pixels apart), the 1D transforms, and
+  // where transformed sample (i, j) of a tile goes: pos[i * N + j], in floats
+  // from the tile's row of V (or M).
   struct F43 {
-    static constexpr int N = 6, M = 4;
+    static constexpr int N = 6, M = 4, S = 1;
     static void bt(const V z[6], V r[6]) { bt6(z, r); }
     static void at(const V m[6], V r[4]) { at6(m, r); }
     static void positions(const WinogradLayout& l, std::size_t pos[36]) { std::copy(l.at.begin(), l.at.end(), pos); }
+  };
+  struct F23 {
+    static constexpr int N = 4, M = 2, S = 1;
+    static void bt(const V z[4], V r[4]) {
+      r[0] = I::sub(z[0], z[2]), r[1] = I::add(z[1], z[2]), r[2] = I::sub(z[2], z[1]), r[3] = I::sub(z[1], z[3]);
+    }
+    static void at(const V m[4], V r[2]) {
+      r[0] = I::add(I::add(m[0], m[1]), m[2]);
+      r[1] = I::sub(I::sub(m[1], m[2]), m[3]);
+    }
+    static void positions(const WinogradLayout& l, std::size_t pos[16]) { std::copy_n(l.at.begin(), 16, pos); }
   };
   // Stride 2: x0..x4 -> E0 = x0 - x2, E1 = x2, E2 = x4 - x2 (F(2,2) on the
   // even samples), O0 = x1, O1 = x3 (the odd ones); y0 = E0 + E1 + O0,
   // y1 = E1 + E2 + O1 of the products. Weight position per dimension: E0, E1,
   // E2, or 3 for both odd samples (one run of rows each, pitch apart).
   struct S2 {
-    static constexpr int N = 5, M = 2;
+    static constexpr int N = 5, M = 2, S = 2;
     static void bt(const V z[5], V r[5]) {
       r[0] = I::sub(z[0], z[2]), r[1] = z[2], r[2] = I::sub(z[4], z[2]), r[3] = z[1], r[4] = z[3];
     }
@@ -85,8 +100,8 @@ struct WinogradKernels {
         }
     }
   };
-  template <int Stride>
-  using Form = std::conditional_t<Stride == 1, F43, S2>;
+  template <int Stride, int Tile>
+  using Form = std::conditional_t<Stride == 2, S2, std::conditional_t<Tile == 4, F43, F23>>;
 
   // Offset of (channel c, pixel p) in a blocked tensor with hw pixels per plane.
   static std::size_t at(int c, std::size_t p, std::size_t hw, int block) {
@@ -119,11 +134,10 @@ struct WinogradKernels {
   // V for tiles [tile0, tile0 + T) in layout lv (v points at tile0's row).
   // Meanwhile, when pf_bytes > 0, the bytes at pf are prefetched into L2,
   // spread over the tiles' transforms.
-  template <int Stride>
+  template <class F>
   static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lv,
                               const float* src, float* v, const float* pf_at, std::size_t pf_bytes) {
-    using F = Form<Stride>;
-    constexpr int N = F::N;
+    constexpr int N = F::N, step = F::M * F::S;
     std::size_t pos[N * N];
     F::positions(lv, pos);
     const int H = g.h, W = g.w, B = g.block, IC = g.ic;
@@ -135,7 +149,7 @@ struct WinogradKernels {
     for (int t = 0; t < T; ++t) {
       const int ti = tile0 + t;
       float* vt = v + static_cast<std::size_t>(t) * IC;
-      const int y0 = (ti / tiles_w) * 4 - g.pad_t, x0 = (ti % tiles_w) * 4 - g.pad_l;
+      const int y0 = (ti / tiles_w) * step - g.pad_t, x0 = (ti % tiles_w) * step - g.pad_l;
       unsigned rows_in = 0, cols_in = 0;
       for (int i = 0; i < N; ++i) {
         rows_in |= (y0 + i >= 0 && y0 + i < H ? 1u : 0u) << i;
@@ -154,10 +168,9 @@ struct WinogradKernels {
 
   // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
   // M in layout lm (m points at tile0's row).
-  template <int Stride>
+  template <class F>
   static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm,
                                const float* m, const float* bias, float lo, float hi, float* dst) {
-    using F = Form<Stride>;
     constexpr int N = F::N, M = F::M;
     std::size_t pos[N * N];
     F::positions(lm, pos);
@@ -242,10 +255,11 @@ struct WinogradKernels {
 }  // namespace vinfer::cpu
 
 namespace vinfer::cpu {
-// The kernels' entry points for one ISA (I) and stride.
-template <class I, int Stride>
+// The kernels' entry points for one ISA (I), stride and (stride 1) output tile side.
+template <class I, int Stride, int Tile = 2>
 constexpr WinogradKernelFns winograd_kernel_fns() {
   using K = WinogradKernels<I>;
-  return {K::template input_transform<Stride>, K::gemm, K::template output_transform<Stride>};
+  using F = typename K::template Form<Stride, Tile>;
+  return {K::template input_transform<F>, K::gemm, K::template output_transform<F>};
 }
 }  // namespace vinfer::cpu

@@ -148,8 +148,8 @@ TEST(EngineOps, ConvVariants) {
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
 }
 
-// vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) for stride 1, the
-// polyphase form for stride 2) against plain loops, for both channel blocks,
+// vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) and F(2,3) for
+// stride 1, the polyphase form for stride 2) against plain loops, for both channel blocks,
 // every padding they take, partial tiles and chunks, bias and clamping.
 // Winograd rounds differently from direct convolution: the bound is relative
 // to the largest output.
@@ -159,6 +159,7 @@ TEST(Winograd, MatchesDirectConvolution) {
     bool bias;
     float lo, hi;
     int stride = 1;
+    int tile = 4;  // stride 1: F(4,3) or F(2,3)
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
@@ -177,11 +178,18 @@ TEST(Winograd, MatchesDirectConvolution) {
       {32, 48, 15, 14, 2, 0, 1, 2, 16, true, 0.f, inf, 2},
       {16, 32, 56, 50, 1, 1, 1, 1, 16, false, -inf, inf, 2},  // 700 tiles: many chunks, a tail
       {8, 8, 3, 3, 1, 1, 1, 1, 8, true, 0.f, inf, 2},         // one tile
+      // F(2,3): ResNet50's layer4 shape (7x7, a last tile of one output row
+      // and column), DenseNet's 14x14, uneven pads, many chunks, one tile.
+      {32, 32, 7, 7, 1, 1, 1, 1, 16, true, 0.f, inf, 1, 2},
+      {16, 24, 14, 14, 1, 1, 1, 1, 8, false, -inf, inf, 1, 2},
+      {16, 32, 9, 12, 0, 2, 2, 0, 16, true, -0.5f, 0.5f, 1, 2},
+      {8, 16, 40, 37, 1, 1, 1, 1, 8, true, 0.f, inf, 1, 2},   // 380 tiles
+      {16, 16, 2, 2, 1, 1, 1, 1, 16, false, -inf, inf, 1, 2},
   };
   for (const Case& c : cases) {
     cpu::WinogradGeometry g;
     g.ic = c.ic, g.oc = c.oc, g.h = c.h, g.w = c.w, g.pad_t = c.pad_t, g.pad_l = c.pad_l, g.block = c.block;
-    g.stride = c.stride;
+    g.stride = c.stride, g.out_tile = c.tile;
     g.oh = (c.h + c.pad_t + c.pad_b - 3) / c.stride + 1, g.ow = (c.w + c.pad_l + c.pad_r - 3) / c.stride + 1;
     if (!cpu::Winograd3x3::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
     const TensorData x = test::random_tensor({1, c.ic, c.h, c.w}, 5), w = test::random_tensor({c.oc, c.ic, 3, 3}, 6),
@@ -217,7 +225,7 @@ TEST(Winograd, MatchesDirectConvolution) {
         omp_set_num_threads(threads);
         k.run(src.data(), dst.data());
         const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
+        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
                                       << c.block << " threads " << threads << " by "
                                       << (split == cpu::Winograd3x3::Split::Tiles ? "tiles" : "positions");
         // Prefetching other weights meanwhile (as in a network) changes nothing.
@@ -514,6 +522,31 @@ TEST(Winograd, EngineUsesItWhenAsked) {
     const int pad_t = static_cast<int>(c.pads[0]), pad_l = static_cast<int>(c.pads[1]);
     if (cpu::Winograd3x3::supports({ic, 32, h, w, c.oh, c.ow, pad_t, pad_l, 8, static_cast<int>(c.stride)}))
       EXPECT_NE(impls.find(c.stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
+  }
+}
+
+// VINFER_WINOGRAD=f23 runs vinfer's F(2,3) on stride-1 3x3s from 7x7 up (the
+// timing chooses it otherwise): ResNet50's layer4 shape (7x7, a one-row last
+// tile) and a 14x14 map with uneven pads, split by positions and by tiles.
+TEST(Winograd, EngineRunsF23WhenAsked) {
+  struct Case {
+    Shape x;
+    Ints pads;
+    std::int64_t m;
+  };
+  for (const Case& c : {Case{{1, 64, 7, 7}, {1, 1, 1, 1}, 64}, Case{{1, 16, 14, 13}, {0, 1, 2, 1}, 32}}) {
+    Graph g = conv_graph(c.x, c.m, {3, 3}, {{"pads", c.pads}}, true, 12);
+    const int conv_out = g.outputs[0];
+    g.outputs.clear();
+    g.mark_output(g.add_node("Relu", {conv_out})[0]);
+    double rel;
+    const std::string impls = impls_with(g, "VINFER_WINOGRAD", "f23", rel);
+    EXPECT_LT(rel, 1e-5) << c.x[2] << "x" << c.x[3];
+    cpu::WinogradGeometry geo{static_cast<int>(c.x[1]), static_cast<int>(c.m), static_cast<int>(c.x[2]),
+                              static_cast<int>(c.x[3]), 0, 0, static_cast<int>(c.pads[0]), static_cast<int>(c.pads[1]), 8,
+                              1, 2};
+    geo.oh = geo.h + static_cast<int>(c.pads[0] + c.pads[2]) - 2, geo.ow = geo.w + static_cast<int>(c.pads[1] + c.pads[3]) - 2;
+    if (cpu::Winograd3x3::supports(geo)) EXPECT_NE(impls.find("wino_f23"), std::string::npos) << impls;
   }
 }
 
