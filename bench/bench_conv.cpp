@@ -1,6 +1,7 @@
 // Google Benchmark: 3x3 stride-1 convolutions of the zoo's shapes, vinfer's
-// Winograd F(4,3) beside oneDNN's Winograd (F(2,3), AVX-512 only in 2.6) and
-// its direct convolution, on the same blocked tensors; /threads/cold.
+// Winograd F(4,3) (and F(2,3) on maps up to 14x14: *_f23) beside oneDNN's
+// Winograd (F(2,3), AVX-512 only in 2.6) and its direct convolution, on the
+// same blocked tensors; /threads/cold.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -18,6 +19,7 @@ struct Shape3x3 {
   int ic, oc, hw;      // hw: the input's side
   bool preact = true;  // vinfer's 1x1: with DenseNet's pre-activation
   int stride = 1;      // 3x3s: 1 or 2 (pad 1 either way)
+  int tile = 4;        // vinfer's stride-1 Winograd: F(4,3) or F(2,3)
   int out() const { return (hw - 1) / stride + 1; }
 };
 
@@ -48,7 +50,7 @@ void BM_WinogradVinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::WinogradGeometry g;
   g.ic = s.ic, g.oc = s.oc, g.h = g.w = s.hw, g.oh = g.ow = s.out(), g.pad_t = g.pad_l = 1, g.block = block();
-  g.stride = s.stride;
+  g.stride = s.stride, g.out_tile = s.tile;
   if (!vinfer::cpu::Winograd3x3::supports(g)) return st.SkipWithError("no kernel for this CPU");
   const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic * 9, 0.1f);
   const auto b = random_values(s.oc, 0.1f);
@@ -158,6 +160,7 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(densenet_56, {128, 32, 56})   \
   X(densenet_28, {128, 32, 28})   \
   X(densenet_14, {128, 32, 14})   \
+  X(densenet_7, {128, 32, 7})     \
   X(resnet_56, {64, 64, 56})      \
   X(resnet_28, {128, 128, 28})    \
   X(resnet_14, {256, 256, 14})    \
@@ -171,6 +174,14 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   BENCHMARK_CAPTURE(BM_OneDnn, name##_direct, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_direct)            \
       ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES(REGISTER)
+#define SHAPES_F23(X)                          \
+  X(densenet_14_f23, {128, 32, 14, true, 1, 2}) \
+  X(densenet_7_f23, {128, 32, 7, true, 1, 2})   \
+  X(resnet_14_f23, {256, 256, 14, true, 1, 2})  \
+  X(resnet_7_f23, {512, 512, 7, true, 1, 2})
+#define REGISTER_F23(name, ...) \
+  BENCHMARK_CAPTURE(BM_WinogradVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_F23(REGISTER_F23)
 SHAPES_1X1(REGISTER_1X1)
 
 // ResNet's stride-2 3x3s (layer2/3/4's first; the input's side): vinfer's
