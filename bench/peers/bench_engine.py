@@ -131,7 +131,14 @@ def main():
         ts = sorted(ts)
         rows.append({"model": name, "setting": setting, "engine": engine, "p50": statistics.median(ts), "min": ts[0],
                      "p90": ts[int(0.9 * (len(ts) - 1))], "mean": statistics.fmean(ts), "n": len(ts)})
-    cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], capture_output=True, text=True).stdout.strip()
+    # The model name alone ("AMD EPYC" in these VMs) named Zen 4 and Zen 5 hosts alike.
+    info = {}
+    for line in open("/proc/cpuinfo").read().split("\n\n")[0].splitlines():
+        k, _, v = line.partition(":")
+        info[k.strip()] = v.strip()
+    cpu = info.get("model name", "?")
+    if "cpu family" in info:
+        cpu += f" (family {info['cpu family']} model {info.get('model', '?')})"
     isa = "AVX-512" if "avx512f" in open("/proc/cpuinfo").read() else "AVX2"
     meta = {"cpu": cpu, "cores": CORES, "isa": isa, "versions": versions, "loops": a.loops, "rounds": a.rounds}
     with open(a.out + ".json", "w") as f:

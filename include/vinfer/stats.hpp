@@ -16,6 +16,10 @@ LatencySummary summarize(std::vector<double> samples);
 
 struct MachineInfo {
   std::string cpu;      // model name from /proc/cpuinfo
+  // x86: "family F model M stepping S" from /proc/cpuinfo, empty where it
+  // says none. Virtual machines often show a bare "AMD EPYC" as the model
+  // name for Zen 4 and Zen 5 hosts alike (half and all of a 512-bit FMA).
+  std::string cpu_id;
   int logical_cores = 0;
   std::string simd;     // the Highway target chosen at runtime (e.g. AVX2)
   std::string os;

@@ -14,14 +14,21 @@ namespace vinfer {
 MachineInfo machine_info() {
   MachineInfo m;
   std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto p = line.find(':');
-      if (p != std::string::npos) m.cpu = line.substr(p + 2);
-      break;
-    }
+  std::string line, family, model, stepping;
+  // The first processor's fields (the lines before the first blank one).
+  while (std::getline(f, line) && !line.empty()) {
+    const auto p = line.find(':');
+    if (p == std::string::npos || p + 2 > line.size()) continue;
+    std::string name = line.substr(0, p);
+    name.erase(name.find_last_not_of(" \t") + 1);
+    const std::string value = line.substr(p + 2);
+    if (name == "model name") m.cpu = value;
+    else if (name == "cpu family") family = value;
+    else if (name == "model") model = value;
+    else if (name == "stepping") stepping = value;
   }
+  if (!family.empty() && !model.empty())
+    m.cpu_id = "family " + family + " model " + model + (stepping.empty() ? "" : " stepping " + stepping);
   m.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
   const std::int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
   m.simd = hwy::TargetName(targets & -targets);  // the lowest bit is the best target

@@ -61,15 +61,20 @@ void touch(const void* p, std::size_t bytes) {
   (void)sum;
 }
 
+const std::string& tune_cache_cpu() {
+  static const std::string cpu = [] {
+    const MachineInfo m = machine_info();
+    return m.cpu + (m.cpu_id.empty() ? "" : " (" + m.cpu_id + ")") + " / " + std::to_string(m.logical_cores) + " cores";
+  }();
+  return cpu;
+}
+
 namespace {
 std::mutex mu;
 std::map<std::string, int> memo;  // the process's choices by key
 const char kHeader[] = "vinfer tune cache 1";
 
-const std::string& this_cpu() {
-  static const std::string cpu = machine_info().cpu + " / " + std::to_string(machine_info().logical_cores) + " cores";
-  return cpu;
-}
+const std::string& this_cpu() { return tune_cache_cpu(); }
 
 // The file's lines (after the header) split into fields; empty if it is not a cache.
 std::vector<std::array<std::string, 3>> read_lines(const std::string& path) {

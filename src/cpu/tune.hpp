@@ -54,8 +54,8 @@ std::pair<int, bool> tuned_choice(const std::string& key, const std::function<in
 // A file that keeps the choices between processes, so that a network loads
 // with the same kernels every time and without timing them again (a timing
 // on a busy machine can pick a kernel a few per cent slower). Lines of
-// "cpu<TAB>key<TAB>choice" after a header line; only lines of this CPU (its
-// model name) are used; a file that is missing, unreadable or not in this
+// "cpu<TAB>key<TAB>choice" after a header line; only lines of this CPU
+// (tune_cache_cpu()) are used; a file that is missing, unreadable or not in this
 // format is ignored (and rewritten when there is something to keep).
 // load_tune_cache adds its choices to the process memo; save_tune_cache
 // writes the memo's choices of this CPU, with the file's other lines, to a
@@ -64,5 +64,9 @@ std::pair<int, bool> tuned_choice(const std::string& key, const std::function<in
 // wrote.
 int load_tune_cache(const std::string& path);
 int save_tune_cache(const std::string& path);
+// The CPU a cache line belongs to: model name, family / model / stepping
+// (a bare "AMD EPYC" named Zen 4 and Zen 5 hosts alike, whose fastest
+// kernels differ) and logical cores.
+const std::string& tune_cache_cpu();
 
 }  // namespace vinfer::cpu

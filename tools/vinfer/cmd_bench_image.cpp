@@ -106,7 +106,7 @@ struct BenchResizeCmd {
           {"fast", fast},
           {"threads", r.threads},
           {"per_iter_ms", {{"p50", s.p50}, {"mean", s.mean}, {"p90", s.p90}, {"p99", s.p99}, {"min", s.min}, {"max", s.max}}},
-          {"machine", {{"cpu", m.cpu}, {"logical_cores", m.logical_cores}, {"simd", m.simd}, {"os", m.os}}},
+          {"machine", {{"cpu", m.cpu}, {"cpu_id", m.cpu_id}, {"logical_cores", m.logical_cores}, {"simd", m.simd}, {"os", m.os}}},
       };
       write_json(json_path, j);
     }
@@ -154,7 +154,7 @@ struct BenchPreprocessCmd {
                              {"preset", p.name}, {"size", size}, {"fast", fast}, {"threads", threads},
                              {"iters", iters}, {"stages", stages},
                              {"per_iter_ms", {{"p50", s.p50}, {"mean", s.mean}, {"p90", s.p90}, {"min", s.min}}},
-                             {"machine", {{"cpu", m.cpu}, {"logical_cores", m.logical_cores}, {"simd", m.simd}}}});
+                             {"machine", {{"cpu", m.cpu}, {"cpu_id", m.cpu_id}, {"logical_cores", m.logical_cores}, {"simd", m.simd}}}});
     }
     return kExitOk;
   }

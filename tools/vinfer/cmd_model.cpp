@@ -204,7 +204,7 @@ struct BenchCmd {
 
   nlohmann::json machine_json(const Model& model) const {
     const MachineInfo mi = machine_info();
-    return {{"cpu", mi.cpu}, {"logical_cores", mi.logical_cores}, {"simd", mi.simd}, {"os", mi.os}, {"threads", model.threads()}};
+    return {{"cpu", mi.cpu}, {"cpu_id", mi.cpu_id}, {"logical_cores", mi.logical_cores}, {"simd", mi.simd}, {"os", mi.os}, {"threads", model.threads()}};
   }
 
   static nlohmann::json summary_json(const LatencySummary& s) {
