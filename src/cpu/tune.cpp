@@ -74,8 +74,6 @@ std::mutex mu;
 std::map<std::string, int> memo;  // the process's choices by key
 const char kHeader[] = "vinfer tune cache 1";
 
-const std::string& this_cpu() { return tune_cache_cpu(); }
-
 // The file's lines (after the header) split into fields; empty if it is not a cache.
 std::vector<std::array<std::string, 3>> read_lines(const std::string& path) {
   std::vector<std::array<std::string, 3>> out;
@@ -96,7 +94,7 @@ int load_tune_cache(const std::string& path) {
   int n = 0;
   std::lock_guard<std::mutex> lock(mu);
   for (const auto& [cpu, key, choice] : read_lines(path))
-    if (cpu == this_cpu() && choice.size() < 4) memo.emplace(key, std::stoi(choice)), ++n;
+    if (cpu == tune_cache_cpu() && choice.size() < 4) memo.emplace(key, std::stoi(choice)), ++n;
   return n;
 }
 
@@ -107,8 +105,8 @@ int save_tune_cache(const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [cpu, key, choice] : read_lines(path))
-      if (cpu != this_cpu()) out << cpu << '\t' << key << '\t' << choice << '\n';
-    for (const auto& [key, choice] : memo) out << this_cpu() << '\t' << key << '\t' << choice << '\n', ++n;
+      if (cpu != tune_cache_cpu()) out << cpu << '\t' << key << '\t' << choice << '\n';
+    for (const auto& [key, choice] : memo) out << tune_cache_cpu() << '\t' << key << '\t' << choice << '\n', ++n;
   }
   std::error_code ec;
   const std::filesystem::path file(path);
