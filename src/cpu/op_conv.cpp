@@ -133,9 +133,17 @@ double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weig
 // ic x oc floats): too little work per weight on small maps when those are
 // large (VGG19's 512-channel 28x28 layers had run 2.4x slower than direct).
 // Split by positions, the transformed input of all tiles is kept at once
-// (36 x tiles x ic floats): not for large maps.
+// (36 x tiles x ic floats): not for large maps; and only where the
+// transformed weights reach 1 MiB, the case it is for (reading them once):
+// smaller ones stay in L2 from chunk to chunk, while by positions each
+// thread reads V and M rows the other wrote. DenseNet's 128 -> 32 layers
+// (0.56 MiB), 2 threads, bench_conv on a Zen 4 host: 28x28 0.294 ms by
+// positions against 0.109 by tiles with the weights in cache (one thread
+// 0.193), 0.273 against 0.291 with them evicted, as the load-time timing
+// measures; so the timing chose positions, and in the network (weights
+// fetched by the ops before) those layers ran 2.5x slower.
 bool tiles_split_fits(const WinogradGeometry& g) { return !(winograd_tiles(g) < 96 && winograd_weight_mib(g) > 4); }
-bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) <= 256; }
+bool positions_split_fits(const WinogradGeometry& g) { return winograd_tiles(g) <= 256 && winograd_weight_mib(g) >= 1; }
 
 Winograd3x3::Split split_of(Conv3x3 k) {
   return k == Conv3x3::VinferPositions || k == Conv3x3::F23Positions ? Winograd3x3::Split::Positions
@@ -232,11 +240,14 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
     if (k != rule && runs && (g.stride == 1 || own_kind(k) == own_kind(rule))) kinds.push_back(k);
   }
   if (kinds.size() < 2) return rule;
-  // " f23": choices cached before F(2,3) was a candidate are not reused.
-  char key[192];
-  std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s", g.ic,
-                g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo, hi,
-                g.stride == 2 ? " stride 2" : "", f23 ? " f23" : "");
+  // The candidates are part of the key: a choice cached when they were
+  // others (another version) is timed again, not reused.
+  char key[224];
+  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s of",
+                         g.ic, g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo,
+                         hi, g.stride == 2 ? " stride 2" : "");
+  for (Conv3x3 k : kinds)
+    if (at > 0 && at < static_cast<int>(sizeof key)) at += std::snprintf(key + at, sizeof key - at, " %d", static_cast<int>(k));
   // One per form; both splits share its transformed weights.
   std::unique_ptr<Winograd3x3> own_kernel, f23_kernel;
   std::unique_ptr<Conv1x1Pre> gemm_kernel;
