@@ -1,5 +1,5 @@
 // Google Benchmark: 3x3 stride-1 convolutions of the zoo's shapes, vinfer's
-// Winograd F(4,3) (and F(2,3) on maps up to 14x14: *_f23) beside oneDNN's
+// Winograd F(4,3) (and F(2,3) on 14x14 and 7x7 maps: *_f23) beside oneDNN's
 // Winograd (F(2,3), AVX-512 only in 2.6) and its direct convolution, on the
 // same blocked tensors; /threads/cold.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true

@@ -221,11 +221,14 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   // weights make it 30 % slower; layer3.0's Winograd won by 8-15 % alone
   // and by 10-20 % in the network.
   const auto own_kind = [](Conv3x3 k) { return !is_onednn(k) && k != Conv3x3::VinferGemm; };
-  // F(2,3) (a quarter more multiplications than F(4,3) on 14x14 maps, fewer
-  // on 7x7 ones, 16 / 36 of its weights) is worth timing on maps up to 14x14.
-  // VINFER_WINOGRAD_F23=0: not a candidate (to measure what it brings).
+  // F(2,3) (fewer multiplications than F(4,3) on 7x7 maps, where F(4,3)
+  // computes 8x8; 16 / 36 of its weights) is timed on maps under 14x14. On
+  // 14x14 its smaller weights won the timing (weights evicted) by a few per
+  // cent in a noisy hour, while in the network, where the ops before fetch
+  // them, ResNet50's layer3 3x3s ran 3.31 ms with it against 2.34-2.88 with
+  // F(4,3). VINFER_WINOGRAD_F23=0: not a candidate (to measure what it brings).
   const char* f23_env = std::getenv("VINFER_WINOGRAD_F23");
-  const bool f23 = own && g.stride == 1 && g.oh * g.ow <= 14 * 14 && !(f23_env && std::strcmp(f23_env, "0") == 0);
+  const bool f23 = own && g.stride == 1 && g.oh * g.ow < 14 * 14 && !(f23_env && std::strcmp(f23_env, "0") == 0);
   const WinogradGeometry g23 = form_of(g, Conv3x3::F23Tiles);
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
