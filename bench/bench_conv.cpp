@@ -165,6 +165,7 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(resnet_28, {128, 128, 28})    \
   X(resnet_14, {256, 256, 14})    \
   X(resnet_7, {512, 512, 7})      \
+  X(vgg_112, {64, 128, 112})      \
   X(vgg_56, {256, 256, 56})       \
   X(vgg_28, {512, 512, 28})
 #define REGISTER(name, ...)                                                                                         \

@@ -10,7 +10,9 @@ sequence repeats --rounds times (so that drift on a shared machine hits every
 engine alike); each figure is the median over all its rounds' samples.
 Settings: "threads=cores" sets each engine's intra-op threads to the number of
 cores, "threads=N" to N (threads=1 with threads=cores gives the two-thread
-speed-up); "default" leaves the engine alone. Writes out/bench_engine.{json,md}.
+speed-up); "default" leaves the engine alone. Each threads setting is also put
+against the direct-convolution limit (`vinfer profile`). Writes
+out/bench_engine.{json,md}.
 """
 import argparse
 import json
@@ -88,6 +90,22 @@ def run_vinfer(setting, model_dir, name, loops, warmup):
     return j["per_iter_ms"], j["vinfer"]
 
 
+def direct_limit(model_dir, name, threads):
+    """The direct-convolution limit (issue 7): the network's convolution and
+    GEMM work counted as direct multiply-adds (Winograd layers too), over the
+    register-only FP32 peak `vinfer profile` measures on `threads` threads.
+    Returns (GFLOP, peak GFLOP/s, limit ms)."""
+    fd, out = tempfile.mkstemp(prefix=f"vinfer_profile_{name}_", suffix=".json")
+    os.close(fd)
+    subprocess.run([VINFER, "profile", os.path.join(model_dir, name + ".onnx"), "--runs", "1", "--threads", str(threads),
+                    "--input", os.path.join(model_dir, name + ".input.npy"), "--json", out], check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        j = json.load(f)
+    os.remove(out)
+    gflop = sum(layer["flops"] for layer in j["layers"]) / 1e9
+    return gflop, j["peak_gflops"], 1e3 * gflop / j["peak_gflops"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="densenet121,densenet169,densenet201,vgg19,resnet50")
@@ -141,8 +159,20 @@ def main():
         cpu += f" (family {info['cpu family']} model {info.get('model', '?')})"
     isa = "AVX-512" if "avx512f" in open("/proc/cpuinfo").read() else "AVX2"
     meta = {"cpu": cpu, "cores": CORES, "isa": isa, "versions": versions, "loops": a.loops, "rounds": a.rounds}
+    # Each threads=N setting against the direct-convolution limit, when vinfer ran.
+    limits = []
+    if "vinfer" in a.engines.split(","):
+        for name in models:
+            for setting in a.settings.split(","):
+                if setting != "default":
+                    gflop, peak, ms = direct_limit(a.model_dir, name, setting_threads(setting))
+                    limits.append({"model": name, "setting": setting, "gflop": gflop, "peak_gflops": peak, "limit_ms": ms})
+        # A busy minute lowers one measurement of the peak: each setting takes its best.
+        for lim in limits:
+            lim["peak_gflops"] = max(m["peak_gflops"] for m in limits if m["setting"] == lim["setting"])
+            lim["limit_ms"] = 1e3 * lim["gflop"] / lim["peak_gflops"]
     with open(a.out + ".json", "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+        json.dump({"meta": meta, "rows": rows, "limits": limits}, f, indent=1)
     lines = [f"Forward pass, batch 1, p50 ms (median of {a.rounds} rounds x {a.loops} loops); CPU {cpu}, {CORES} cores, {isa}.",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
     engines = a.engines.split(",")
@@ -176,6 +206,16 @@ def main():
             p = {(s_, e): next(r["p50"] for r in rows if r["model"] == name and r["setting"] == s_ and r["engine"] == e)
                  for s_ in ("threads=1", "threads=cores") for e in engines}
             lines.append(f"| {name} | " + " | ".join(f"{p[('threads=1', e)] / p[('threads=cores', e)]:.2f}x" for e in engines) + " |")
+    if limits:
+        lines += ["", "Against the direct-convolution limit: convolution and GEMM work counted as direct multiply-adds, over the",
+                  "register-only FP32 peak `vinfer profile` measured (over 100 % is Winograd doing fewer multiplications)", "",
+                  "| model | setting | GFLOP | peak GFLOP/s | limit ms | " + " | ".join(engines) + " | vinfer's share of the limit |",
+                  "|---|---|" + "---:|" * (4 + len(engines))]
+        for lim in limits:
+            p = {e: next(r["p50"] for r in rows if r["model"] == lim["model"] and r["setting"] == lim["setting"] and r["engine"] == e)
+                 for e in engines}
+            lines.append(f"| {lim['model']} | {lim['setting']} | {lim['gflop']:.2f} | {lim['peak_gflops']:.1f} | {lim['limit_ms']:.1f} | " +
+                         " | ".join(f"{p[e]:.1f}" for e in engines) + f" | {100 * lim['limit_ms'] / p['vinfer']:.0f} % |")
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
