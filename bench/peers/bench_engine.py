@@ -200,12 +200,17 @@ def main():
     # The speed-up from one thread to all cores, per engine, from the pooled p50s.
     settings = a.settings.split(",")
     if "threads=1" in settings and "threads=cores" in settings and CORES > 1:
-        lines += ["", f"Speed-up from 1 to {CORES} threads (p50 at threads=1 / p50 at threads=cores)", "",
+        lines += ["", f"Speed-up from 1 to {CORES} threads: p50 at threads=1 / p50 at threads=cores, then the same within each",
+                  f"round (which ran both settings back to back), median of {a.rounds} rounds [min-max]", "",
                   "| model | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
         for name in models:
-            p = {(s_, e): next(r["p50"] for r in rows if r["model"] == name and r["setting"] == s_ and r["engine"] == e)
-                 for s_ in ("threads=1", "threads=cores") for e in engines}
-            lines.append(f"| {name} | " + " | ".join(f"{p[('threads=1', e)] / p[('threads=cores', e)]:.2f}x" for e in engines) + " |")
+            cells = []
+            for e in engines:
+                p1, pc = (next(r["p50"] for r in rows if r["model"] == name and r["setting"] == s_ and r["engine"] == e)
+                          for s_ in ("threads=1", "threads=cores"))
+                q = sorted(round_p50[(r, name, "threads=1", e)] / round_p50[(r, name, "threads=cores", e)] for r in range(a.rounds))
+                cells.append(f"{p1 / pc:.2f}x; {statistics.median(q):.2f}x [{q[0]:.2f}-{q[-1]:.2f}]")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     if limits:
         lines += ["", "Against the direct-convolution limit: convolution and GEMM work counted as direct multiply-adds, over the",
                   "register-only FP32 peak `vinfer profile` measured (over 100 % is Winograd doing fewer multiplications)", "",
