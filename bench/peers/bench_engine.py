@@ -173,6 +173,9 @@ def main():
             lim["limit_ms"] = 1e3 * lim["gflop"] / lim["peak_gflops"]
     with open(a.out + ".json", "w") as f:
         json.dump({"meta": meta, "rows": rows, "limits": limits}, f, indent=1)
+    def p50(name, setting, engine):
+        return next(r["p50"] for r in rows if r["model"] == name and r["setting"] == setting and r["engine"] == engine)
+
     lines = [f"Forward pass, batch 1, p50 ms (median of {a.rounds} rounds x {a.loops} loops); CPU {cpu}, {CORES} cores, {isa}.",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
     engines = a.engines.split(",")
@@ -180,7 +183,7 @@ def main():
     lines.append("|---|---|" + "---:|" * (2 * len(engines) - 1))
     for name in models:
         for setting in a.settings.split(","):
-            p = {e: next(r["p50"] for r in rows if r["model"] == name and r["setting"] == setting and r["engine"] == e) for e in engines}
+            p = {e: p50(name, setting, e) for e in engines}
             lines.append(f"| {name} | {setting} | " + " | ".join(f"{p[e]:.1f}" for e in engines) + " | " +
                          " | ".join(f"{p['vinfer'] / p[e]:.2f}" for e in engines[1:]) + " |")
     # On a noisy shared host a slow minute shifts whole rounds: the ratio of
@@ -197,7 +200,7 @@ def main():
                     q = sorted(round_p50[(r, name, setting, "vinfer")] / round_p50[(r, name, setting, e)] for r in range(a.rounds))
                     cells.append(f"{statistics.median(q):.2f} [{q[0]:.2f}-{q[-1]:.2f}]")
                 lines.append(f"| {name} | {setting} | " + " | ".join(cells) + " |")
-    # The speed-up from one thread to all cores, per engine, from the pooled p50s.
+    # The speed-up from one thread to all cores, per engine: pooled p50s, and paired within each round.
     settings = a.settings.split(",")
     if "threads=1" in settings and "threads=cores" in settings and CORES > 1:
         lines += ["", f"Speed-up from 1 to {CORES} threads: p50 at threads=1 / p50 at threads=cores, then the same within each",
@@ -206,8 +209,7 @@ def main():
         for name in models:
             cells = []
             for e in engines:
-                p1, pc = (next(r["p50"] for r in rows if r["model"] == name and r["setting"] == s_ and r["engine"] == e)
-                          for s_ in ("threads=1", "threads=cores"))
+                p1, pc = p50(name, "threads=1", e), p50(name, "threads=cores", e)
                 q = sorted(round_p50[(r, name, "threads=1", e)] / round_p50[(r, name, "threads=cores", e)] for r in range(a.rounds))
                 cells.append(f"{p1 / pc:.2f}x; {statistics.median(q):.2f}x [{q[0]:.2f}-{q[-1]:.2f}]")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -217,8 +219,7 @@ def main():
                   "| model | setting | GFLOP | peak GFLOP/s | limit ms | " + " | ".join(engines) + " | vinfer's share of the limit |",
                   "|---|---|" + "---:|" * (4 + len(engines))]
         for lim in limits:
-            p = {e: next(r["p50"] for r in rows if r["model"] == lim["model"] and r["setting"] == lim["setting"] and r["engine"] == e)
-                 for e in engines}
+            p = {e: p50(lim["model"], lim["setting"], e) for e in engines}
             lines.append(f"| {lim['model']} | {lim['setting']} | {lim['gflop']:.2f} | {lim['peak_gflops']:.1f} | {lim['limit_ms']:.1f} | " +
                          " | ".join(f"{p[e]:.1f}" for e in engines) + f" | {100 * lim['limit_ms'] / p['vinfer']:.0f} % |")
     with open(a.out + ".md", "w") as f:
