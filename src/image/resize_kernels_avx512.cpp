@@ -34,14 +34,6 @@ inline __m512i load_row(const std::uint8_t* row, int offset, int row_bytes, bool
   return _mm512_maskz_loadu_epi8(n >= 64 ? ~0ULL : (1ULL << n) - 1, row + offset);
 }
 
-// Sums with D digits (base 128) -> one value per lane.
-template <int D>
-inline __m512i combine_digits(const __m512i* a) {
-  __m512i acc = a[D - 1];
-  for (int d = D - 2; d >= 0; --d) acc = _mm512_add_epi32(_mm512_slli_epi32(acc, 7), a[d]);
-  return acc;
-}
-
 // Four outputs' [R G B _] sums (one per 128-bit lane) -> Pillow's rounding and clip -> 12 bytes.
 inline void store4(__m512i v, std::uint8_t* d) {
   const __m512i round = _mm512_set1_epi32(1 << 21), zero = _mm512_setzero_si512(), max = _mm512_set1_epi32(255);
@@ -78,24 +70,23 @@ void pil_c3_vnni(const std::uint8_t* const* in, std::uint8_t* const* out, const 
   // Outputs whose 64-byte loads stay in the row; the rest load with a mask.
   int safe_end = out_w;
   while (safe_end > 0 && start[safe_end - 1] * 3 + 48 * (REGS - 1) + 64 > row_bytes) --safe_end;
+  // The digits' products go into one sum from the top digit down, shifted
+  // by 7 bits before each next digit: the same integers as a sum per digit
+  // combined afterwards, with two fewer vector operations per output and row.
   auto pixel = [&](int x, __m512i* acc, bool masked) {  // per row: 4 lanes x [R G B 0] partial sums of output x
-    __m512i a[D][ROWS];
-    for (int d = 0; d < D; ++d)
-      for (int i = 0; i < ROWS; ++i) a[d][i] = _mm512_setzero_si512();
     const std::int8_t* w = digits + static_cast<std::size_t>(x) * REGS * D * 64;
-    for (int r = 0; r < REGS; ++r, w += D * 64) {
-      __m512i wd[D];
-      for (int d = 0; d < D; ++d) wd[d] = _mm512_loadu_si512(w + 64 * d);
-      for (int i = 0; i < ROWS; ++i) {
-        const __m512i px =
-            _mm512_maskz_permutexvar_epi8(keep, perm, load_row(in[i], start[x] * 3 + 48 * r, row_bytes, masked));
-        for (int d = 0; d < D; ++d) a[d][i] = _mm512_dpbusd_epi32(a[d][i], px, wd[d]);
+    __m512i px[REGS][ROWS];
+    for (int r = 0; r < REGS; ++r)
+      for (int i = 0; i < ROWS; ++i)
+        px[r][i] = _mm512_maskz_permutexvar_epi8(keep, perm, load_row(in[i], start[x] * 3 + 48 * r, row_bytes, masked));
+    for (int i = 0; i < ROWS; ++i) acc[i] = _mm512_setzero_si512();
+    for (int d = D - 1; d >= 0; --d) {
+      if (d < D - 1)
+        for (int i = 0; i < ROWS; ++i) acc[i] = _mm512_slli_epi32(acc[i], 7);
+      for (int r = 0; r < REGS; ++r) {
+        const __m512i wd = _mm512_loadu_si512(w + (r * D + d) * 64);
+        for (int i = 0; i < ROWS; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], px[r][i], wd);
       }
-    }
-    for (int i = 0; i < ROWS; ++i) {
-      __m512i t[D];
-      for (int d = 0; d < D; ++d) t[d] = a[d][i];
-      acc[i] = combine_digits<D>(t);
     }
   };
   int x = 0;
@@ -142,9 +133,8 @@ void pil_c3_vnni_pairs(const std::uint8_t* const* in, std::uint8_t* const* out, 
     for (int d = 0; d < D; ++d) wd[d] = _mm512_loadu_si512(w + 64 * d);
     for (int i = 0; i < ROWS; ++i) {
       const __m512i px = _mm512_maskz_permutexvar_epi8(keep, p, load_row(in[i], start[x] * 3, row_bytes, x >= safe_end));
-      __m512i a[D];
-      for (int d = 0; d < D; ++d) a[d] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), px, wd[d]);
-      acc[i] = combine_digits<D>(a);
+      acc[i] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), px, wd[D - 1]);
+      for (int d = D - 2; d >= 0; --d) acc[i] = _mm512_dpbusd_epi32(_mm512_slli_epi32(acc[i], 7), px, wd[d]);
     }
   };
   int x = 0;
