@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/cpu_features.hpp"
 #include "vinfer/stats.hpp"
 
 namespace vinfer {
@@ -60,8 +61,9 @@ __attribute__((target("avx512f"))) float fma_loop_avx512(float seed) {
 
 PeakFlops measure_fp32_peak(int threads) {
   PeakFlops p;
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return p;  // unknown: 0
+  const detail::CpuFeatures& cpu = detail::cpu_features();  // the level the kernels run at
+  const bool avx512 = cpu.avx512;
+  if (!cpu.avx2) return p;  // no FMA kernels: 0
   p.isa = avx512 ? "AVX-512 FMA" : "AVX2 FMA";
   p.threads = std::max(1, threads);
   const double lanes = avx512 ? 16 : 8;

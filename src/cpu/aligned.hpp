@@ -8,6 +8,8 @@
 #include <new>
 #include <string>
 
+#include "util/cpu_features.hpp"
+
 namespace vinfer::cpu {
 
 struct AlignedFree {
@@ -38,9 +40,8 @@ std::string huge_page_state();
 
 // Kernels for channel block 8 need AVX2 + FMA, for block 16 AVX-512.
 inline bool simd_block_runs(int block) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return (block == 8 && avx2) || (block == 16 && avx512);
+  const detail::CpuFeatures& f = detail::cpu_features();
+  return (block == 8 && f.avx2) || (block == 16 && f.avx512);
 }
 
 }  // namespace vinfer::cpu

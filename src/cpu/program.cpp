@@ -22,10 +22,27 @@
 namespace vinfer::cpu {
 namespace {
 
+// The CPU engine, with oneDNN held to the ISA level vinfer's own kernels use
+// (lower than the CPU's only when VINFER_ISA asks: then oneDNN's layouts and
+// kernels are an older CPU's too). oneDNN takes the cap only before its
+// first kernel, so it is set once, here.
+dnnl::engine cpu_engine() {
+  static const bool capped = [] {
+    const detail::CpuFeatures& f = detail::cpu_features();
+    if (f.level == f.detected) return false;
+    const dnnl_cpu_isa_t isa = f.level == detail::IsaLevel::Plain ? dnnl_cpu_isa_sse41
+                               : f.level == detail::IsaLevel::Avx2 ? dnnl_cpu_isa_avx2
+                                                                   : dnnl_cpu_isa_all;
+    return dnnl_set_max_cpu_isa(isa) == dnnl_success;
+  }();
+  (void)capped;
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+
 class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, int threads, bool winograd, bool tune, std::string tune_cache)
-      : g_(g), eng_(dnnl::engine::kind::cpu, 0), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune),
+      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune),
         tune_cache_(std::move(tune_cache)) {}
 
   void build(ModelInfo& info) {

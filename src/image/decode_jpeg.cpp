@@ -16,6 +16,7 @@
 #include "image/decode_internal.hpp"
 #include "image/jpeg_color.hpp"
 #include "image/jpeg_scan.hpp"
+#include "util/cpu_features.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/color.hpp"
 #include "vinfer/error.hpp"
@@ -127,10 +128,11 @@ bool raw_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt) {
 // threads, DCT-scaled (at full size libjpeg's AVX2 transforms and the raw
 // path are the faster pair), one interleaved baseline scan, gray or YCbCr
 // whose chroma needs no upsampling or 4:2:2's horizontal one (or is not
-// wanted: luma only), RGB or gray out. Fills `desc` from libjpeg's parsed header. Calls
+// wanted: luma only), RGB or gray out, on a CPU with AVX2 + BMI2 (the
+// decoder is compiled for them). Fills `desc` from libjpeg's parsed header. Calls
 // jpeg_calc_output_dimensions.
 bool own_path_fits(jpeg_decompress_struct& c, const DecodeOptions& opt, JpegScanDesc& desc, int& chroma_h) {
-  if (opt.threads < 2 || c.scale_denom < 2 || c.progressive_mode || c.arith_code || c.data_precision != 8 ||
+  if (!cpu_features().avx2 || opt.threads < 2 || c.scale_denom < 2 || c.progressive_mode || c.arith_code || c.data_precision != 8 ||
       opt.format == PixelFormat::RGBA || c.comps_in_scan != c.num_components)
     return false;
   const bool gray_src = c.num_components == 1 && c.jpeg_color_space == JCS_GRAYSCALE;

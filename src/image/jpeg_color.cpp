@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "image/resize_kernels.hpp"  // has_avx2
+#include "util/cpu_features.hpp"
 
 namespace vinfer::detail {
 namespace {
@@ -58,7 +58,7 @@ void fancy_h2v2_row_ref(const std::uint8_t* cur, const std::uint8_t* nbr, int cw
 
 void fancy_h2v2_row(const std::uint8_t* cur, const std::uint8_t* nbr, int cw, std::uint8_t* out, std::uint16_t* colsum) {
   colsums(cur, nbr, cw, colsum);
-  const int done = has_avx2() ? fancy_h2v2_colsum_avx2(colsum, cw, out) : 0;
+  const int done = cpu_features().avx2 ? fancy_h2v2_colsum_avx2(colsum, cw, out) : 0;
   fancy_from_colsum(colsum, done, cw, out);
 }
 
@@ -76,7 +76,7 @@ void fancy_h2v1_row_ref(const std::uint8_t* in, int n, std::uint8_t* out) {
 }
 
 void fancy_h2v1_row(const std::uint8_t* in, int n, std::uint8_t* out) {
-  if (n < 2 || !has_avx2()) {
+  if (n < 2 || !cpu_features().avx2) {
     fancy_h2v1_row_ref(in, n, out);
     return;
   }
@@ -102,7 +102,7 @@ void ycc_rgb_row_ref(const std::uint8_t* y, const std::uint8_t* cb, const std::u
 }
 
 void ycc_rgb_row(const std::uint8_t* y, const std::uint8_t* cb, const std::uint8_t* cr, std::uint8_t* rgb, std::size_t n) {
-  const std::size_t done = has_avx2() ? ycc_rgb_row_avx2(y, cb, cr, rgb, n) : 0;
+  const std::size_t done = cpu_features().avx2 ? ycc_rgb_row_avx2(y, cb, cr, rgb, n) : 0;
   ycc_rgb_row_ref(y + done, cb + done, cr + done, rgb + 3 * done, n - done);
 }
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "image/resize_kernels.hpp"  // has_avx2
+#include "util/cpu_features.hpp"
 
 namespace vinfer::detail {
 namespace {
@@ -226,13 +226,13 @@ void idct_finish_block(const std::int32_t* sums, int size, std::int64_t add, std
     for (int x = 0; x < size; ++x) out[x] = idct_finish(sums[y * size + x] + add, size);
 }
 
-IdctFinishFn idct_finish_block_fn() { return has_avx2() ? idct_finish_block_avx2 : idct_finish_block; }
+IdctFinishFn idct_finish_block_fn() { return cpu_features().avx2 ? idct_finish_block_avx2 : idct_finish_block; }
 
 IdctSumsFn idct_sums_for_size(int size) {
   switch (size) {
-    case 8: return has_avx2() ? idct_sums_8x8_avx2 : idct_sums_8x8;
-    case 4: return has_avx2() ? idct_sums_4x4_avx2 : idct_sums_4x4;
-    case 2: return has_avx2() ? idct_sums_2x2_avx2 : idct_sums_2x2;
+    case 8: return cpu_features().avx2 ? idct_sums_8x8_avx2 : idct_sums_8x8;
+    case 4: return cpu_features().avx2 ? idct_sums_4x4_avx2 : idct_sums_4x4;
+    case 2: return cpu_features().avx2 ? idct_sums_2x2_avx2 : idct_sums_2x2;
     case 1: return idct_sums_1x1;
     default: return nullptr;
   }
@@ -240,9 +240,9 @@ IdctSumsFn idct_sums_for_size(int size) {
 
 IdctFn idct_for_size(int size) {
   switch (size) {
-    case 8: return has_avx2() ? idct_islow_8x8_avx2 : idct_islow_8x8;
-    case 4: return has_avx2() ? idct_reduced_4x4_avx2 : idct_reduced_4x4;
-    case 2: return has_avx2() ? idct_reduced_2x2_avx2 : idct_reduced_2x2;
+    case 8: return cpu_features().avx2 ? idct_islow_8x8_avx2 : idct_islow_8x8;
+    case 4: return cpu_features().avx2 ? idct_reduced_4x4_avx2 : idct_reduced_4x4;
+    case 2: return cpu_features().avx2 ? idct_reduced_2x2_avx2 : idct_reduced_2x2;
     case 1: return idct_reduced_1x1;
     default: return nullptr;
   }

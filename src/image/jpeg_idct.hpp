@@ -20,7 +20,7 @@ void idct_reduced_2x2(const std::int16_t* coef, const std::uint16_t* quant, std:
 void idct_reduced_1x1(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out, std::ptrdiff_t stride);
 
 // AVX2 bodies (jpeg_idct_avx2.cpp), equal to the above on 32-bit
-// intermediates (every valid file); call only when has_avx2().
+// intermediates (every valid file); call only when cpu_features().avx2.
 void idct_islow_8x8_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out, std::ptrdiff_t stride);
 void idct_reduced_4x4_avx2(const std::int16_t* coef, const std::uint16_t* quant, std::uint8_t* out,
                            std::ptrdiff_t stride);

@@ -15,6 +15,9 @@
 // past a block's end, data that ends early or a marker other than EOI where
 // the scan ends makes it return false, and the caller decodes the file with
 // libjpeg instead, which then reports or tolerates it as it always does.
+//
+// jpeg_scan.cpp is compiled for AVX2 + BMI2: call nothing here unless
+// cpu_features().avx2.
 #pragma once
 #include <cstddef>
 #include <cstdint>

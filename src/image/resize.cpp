@@ -9,6 +9,7 @@
 #include "image/pixel_ops.hpp"
 #include "image/resize_kernels.hpp"
 #include "image/resize_plan.hpp"
+#include "util/cpu_features.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/resize.hpp"
@@ -113,7 +114,7 @@ struct Resizer::Impl {
         } else if constexpr (std::is_same_v<T, std::uint8_t>) {
           const std::uint8_t* s = in.row(p.nearest_y[y]);
           int done = 0;
-          if (p.nearest_u8.blocks > 0 && detail::has_avx2()) {
+          if (p.nearest_u8.blocks > 0 && detail::cpu_features().avx2) {
             detail::nearest_row_u8_c1_shuffle_avx2(s, out.row(y), p.nearest_u8.base.data(), p.nearest_u8.mask.data(),
                                                    p.nearest_u8.blocks);
             done = 8 * p.nearest_u8.blocks;
@@ -211,7 +212,7 @@ struct Resizer::Impl {
     const int C = in.channels, m = p.y.max_taps;
     const std::size_t trow = static_cast<std::size_t>(ow) * C;
     const detail::ShuffleGather& sg = p.x.tap_shuffle;
-    const bool shuffle = std::is_same_v<T, std::uint8_t> && sg.blocks > 0 && detail::has_avx2();
+    const bool shuffle = std::is_same_v<T, std::uint8_t> && sg.blocks > 0 && detail::cpu_features().avx2;
     separable_banded<float>(
         oh, threads, m, trow, [&](int y, int k) { return p.y.start[y] + k; },
         [&](int r, float* d) {
@@ -255,7 +256,7 @@ struct Resizer::Impl {
     const bool linear = p.arith == Arith::CvLinearFixed;
     const int m = p.x.max_taps;
     const detail::ShuffleGather& sg = p.x.pair_shuffle;
-    const bool gather2 = C == 1 && !p.x.packed2.empty() && detail::has_avx2();
+    const bool gather2 = C == 1 && !p.x.packed2.empty() && detail::cpu_features().avx2;
     auto horiz = [&](int src_row, int* d) {
       const std::uint8_t* s = in.row(src_row);
       if (gather2) {
@@ -426,7 +427,7 @@ void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& o
         else {
           const std::uint8_t* s = in.row(p.nearest_y[y]);
           int done = 0;
-          if (p.nearest_f32.blocks > 0 && detail::has_avx2()) {
+          if (p.nearest_f32.blocks > 0 && detail::cpu_features().avx2) {
             detail::nearest_row_u8_f32_c1_shuffle_avx2(s, out.row(y), p.nearest_f32.base.data(),
                                                        p.nearest_f32.mask.data(), p.nearest_f32.blocks);
             done = 8 * p.nearest_f32.blocks;

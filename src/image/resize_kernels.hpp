@@ -43,15 +43,13 @@ void nearest_row_f32(const float* in, float* out, int out_w, int channels, const
 // source index is at least 4 bytes before the row end.
 void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int channels, const int* xs, int safe_end);
 
-// AVX2 versions (resize_kernels_avx2.cpp); call only when has_avx2().
-bool has_avx2();
+// AVX2 versions (resize_kernels_avx2.cpp); call only when cpu_features().avx2.
 void pil_horizontal_u8_c1_avx2(const std::uint8_t* in, std::uint8_t* out, int out_w, const int* start,
                                const std::int16_t* whi, const std::int16_t* wlo, int safe_end);
 // AVX-512 BW + VBMI + VNNI (resize_kernels_avx512.cpp): Pillow's RGB
 // horizontal pass over a whole row of in_w pixels with the byte-digit
 // weights of AxisTaps::digits3 (regs: 0 for pairs of outputs, 1 or 2;
-// ndigits: 3 or 4). Call only when has_avx512vnni().
-bool has_avx512vnni();
+// ndigits: 3 or 4). Call only when cpu_features().avx512_vnni.
 void pil_horizontal_u8_c3_avx512(const std::uint8_t* in, std::uint8_t* out, const int* start, const std::int8_t* digits,
                                  int regs, int ndigits, int out_w, int in_w);
 // The same for two rows at once (the weights loaded once for both).

@@ -10,20 +10,11 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include "image/resize_kernels.hpp"
 
 namespace vinfer::detail {
-
-bool has_avx512vnni() {
-  // VINFER_IMAGE_ISA=avx2 keeps the image kernels on AVX2 (to compare, or to test that path here).
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni") &&
-                          !(std::getenv("VINFER_IMAGE_ISA") && std::strcmp(std::getenv("VINFER_IMAGE_ISA"), "avx2") == 0);
-  return yes;
-}
 
 namespace {
 

@@ -7,6 +7,7 @@
 
 #include "image/pixel_ops.hpp"
 #include "image/resize_kernels.hpp"
+#include "util/cpu_features.hpp"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "image/resize_kernels_hwy.cpp"
@@ -168,13 +169,8 @@ void nearest_row(const T* in, T* out, int out_w, int C, const int* xs) {
 }
 }  // namespace
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 namespace {
-bool use_vnni(int C, const AxisTaps& t) { return C == 3 && !t.digits3.empty() && has_avx512vnni(); }
+bool use_vnni(int C, const AxisTaps& t) { return C == 3 && !t.digits3.empty() && cpu_features().avx512_vnni; }
 }  // namespace
 
 void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const AxisTaps& t) {
@@ -182,7 +178,7 @@ void pil_horizontal_u8(const std::uint8_t* in, std::uint8_t* out, int C, const A
   if (use_vnni(C, t))
     return pil_horizontal_u8_c3_avx512(in, out, t.start.data(), t.digits3.data(), t.digits3_regs, t.digits3_count, out_w,
                                        t.in_size);
-  if (!t.split_hi.empty() && has_avx2()) {
+  if (!t.split_hi.empty() && cpu_features().avx2) {
     if (C == 1) {
       const int done = 8 * t.split8_blocks;
       if (done > 0) pil_horizontal_u8_c1_8tap_avx2(in, out, t.start.data(), t.split8_hi.data(), t.split8_lo.data(), t.split8_blocks);
@@ -215,7 +211,7 @@ void pil_horizontal_u8_2rows(const std::uint8_t* in0, const std::uint8_t* in1, s
 }
 
 void nearest_row_u8_f32(const std::uint8_t* in, float* out, int out_w, int C, const int* xs, int safe_end) {
-  if (C == 1 && has_avx2()) return nearest_row_u8_f32_c1_avx2(in, out, out_w, xs, safe_end);
+  if (C == 1 && cpu_features().avx2) return nearest_row_u8_f32_c1_avx2(in, out, out_w, xs, safe_end);
   for (int x = 0; x < out_w; ++x)
     for (int c = 0; c < C; ++c) out[x * C + c] = in[xs[x] * C + c];
 }

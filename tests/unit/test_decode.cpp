@@ -12,7 +12,7 @@
 #include "image/jpeg_color.hpp"
 #include "image/jpeg_idct.hpp"
 #include "image/jpeg_scan.hpp"
-#include "image/resize_kernels.hpp"  // has_avx2
+#include "util/cpu_features.hpp"
 #include "test_support.hpp"
 #include "vinfer/error.hpp"
 
@@ -319,7 +319,7 @@ TEST(JpegIdct, FastAndDeferredFormsMatchThePlainTransforms) {
         }
     }
   }
-  if (!has_avx2()) GTEST_SKIP() << "no AVX2: only the plain transforms were compared with themselves";
+  if (!detail::cpu_features().avx2) GTEST_SKIP() << "no AVX2: only the plain transforms were compared with themselves";
 }
 
 // vinfer's own scan decoder (two threads, DCT-scaled or luma only) gives
@@ -339,7 +339,7 @@ TEST(Decode, OwnScanDecoderGivesLibjpegsBytes) {
         files.emplace_back(std::to_string(w) + "x" + std::to_string(h) + (sampling == 1 ? " 4:2:0" : sampling ? " 4:2:2" : " 4:4:4") +
                                " restart " + std::to_string(rst),
                            encode_jpeg(w, h, sampling, false, rst, rst == 7 ? 60 : 95));
-  const JpegScanCounts before = jpeg_scan_counts();
+  const JpegScanCounts before = detail::cpu_features().avx2 ? jpeg_scan_counts() : JpegScanCounts{};
   for (const auto& [name, bytes] : files) {
     const ImageInfo info = probe_memory(bytes.data(), bytes.size(), name);
     for (int fmt = 0; fmt < 3; ++fmt) {
@@ -362,6 +362,7 @@ TEST(Decode, OwnScanDecoderGivesLibjpegsBytes) {
       }
     }
   }
+  if (!detail::cpu_features().avx2) GTEST_SKIP() << "no AVX2 + BMI2: libjpeg decoded every file; the own decoder never ran";
   const JpegScanCounts after = jpeg_scan_counts();
   // Every baseline file here in every mode (the progressive fixture goes to libjpeg).
   EXPECT_EQ(after.decoded - before.decoded, static_cast<long>((files.size() - 1) * 9));
@@ -384,7 +385,7 @@ TEST(Decode, OwnScanDecoderOnDamagedDataAgreesWithLibjpeg) {
     if (good[i] == 0xFF && good[i + 1] == 0xC4) dht = i;
   ASSERT_GT(dht, 0u);
   std::mt19937 rng(3);
-  int identical = 0;
+  int decoded = 0;
   for (int trial = 0; trial < 28; ++trial) {
     std::vector<std::uint8_t> bad = good;
     if (trial < 4) {
@@ -424,10 +425,13 @@ TEST(Decode, OwnScanDecoderOnDamagedDataAgreesWithLibjpeg) {
       if (trial < 4 || trial == 24 || trial == 25) EXPECT_FALSE(ok1) << "libjpeg reports these";
       if (!ok1) continue;
       ASSERT_EQ(a.size(), b.size());
-      identical += std::equal(a.data(), a.data() + a.size(), b.data());
+      EXPECT_TRUE(std::equal(a.data(), a.data() + a.size(), b.data())) << "two threads decoded other pixels";
+      ++decoded;
     }
   }
-  EXPECT_GT(identical, 0);
+  // Most damage inside the entropy-coded data still decodes (libjpeg
+  // resynchronizes or fills in), so the pixel comparison above really ran.
+  EXPECT_GE(decoded, 20);
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 // Utilities: npy round trip, atomic writes, statistics, SHA-256 helper, thread pool.
 #include <gtest/gtest.h>
 
+#include <hwy/targets.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "test_support.hpp"
+#include "util/cpu_features.hpp"
 #include "util/file_io.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/error.hpp"
@@ -134,6 +138,25 @@ TEST(ThreadPool, NestedRegionRunsInline) {
       });
   });
   for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+}
+
+// VINFER_ISA caps the level at what it names, never above what the CPU has,
+// and Highway's dispatch follows (the suite runs at each level: tests/CMakeLists.txt).
+TEST(CpuFeatures, VinferIsaCapsTheLevel) {
+  using detail::IsaLevel;
+  const detail::CpuFeatures& f = detail::cpu_features();
+  const char* env = std::getenv("VINFER_ISA");
+  IsaLevel want = f.detected;
+  if (env && std::strcmp(env, "plain") == 0) want = IsaLevel::Plain;
+  if (env && std::strcmp(env, "avx2") == 0) want = IsaLevel::Avx2;
+  EXPECT_EQ(f.level, std::min(want, f.detected)) << "VINFER_ISA=" << (env ? env : "");
+  EXPECT_EQ(f.avx2, f.level >= IsaLevel::Avx2);
+  EXPECT_EQ(f.avx512, f.level >= IsaLevel::Avx512);
+  if (f.avx512_vnni) EXPECT_TRUE(f.avx512);
+  const std::int64_t targets = hwy::SupportedTargets();
+  if (f.level < IsaLevel::Avx512) EXPECT_EQ(targets & (HWY_AVX3 | HWY_AVX3_DL), 0);
+  if (f.level < IsaLevel::Avx2) EXPECT_EQ(targets & HWY_AVX2, 0);
+  std::fprintf(stderr, "ISA level %s (the CPU has %s)\n", detail::to_string(f.level), detail::to_string(f.detected));
 }
 
 }  // namespace vinfer::test

@@ -1,0 +1,32 @@
+// Internal: which instruction sets this process may use, detected once.
+//
+// Every ISA-specific translation unit (compiled with -mavx2, -mavx512f, ...)
+// is reached only after asking here; nothing else in vinfer calls
+// __builtin_cpu_supports. The environment variable VINFER_ISA
+// (plain|avx2|avx512; a debugging aid, see docs/architecture.md) caps the
+// level below what the CPU has, so that one machine can run the paths of an
+// older one: the tests run the suite at each level the machine reaches.
+#pragma once
+
+namespace vinfer::detail {
+
+enum class IsaLevel {
+  Plain = 0,   // portable code only (Highway limited to SSE4)
+  Avx2 = 1,    // AVX2 + FMA + BMI2 (Haswell, Zen 1 and later)
+  Avx512 = 2,  // AVX-512 F + BW + DQ + VL (Skylake-SP, Zen 4 and later)
+};
+
+struct CpuFeatures {
+  IsaLevel detected = IsaLevel::Plain;  // what the CPU has
+  IsaLevel level = IsaLevel::Plain;     // what vinfer uses: detected, capped by VINFER_ISA
+  bool avx2 = false;                    // level >= Avx2
+  bool avx512 = false;                  // level >= Avx512
+  bool avx512_vnni = false;             // avx512 and the CPU has VBMI + VNNI (Ice Lake, Zen 4)
+};
+
+// Detected on first use; thread-safe.
+const CpuFeatures& cpu_features();
+
+const char* to_string(IsaLevel level);
+
+}  // namespace vinfer::detail
