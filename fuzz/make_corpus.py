@@ -4,6 +4,7 @@ parsers take; the fuzzers mutate them). Committed under fuzz/corpus/; rerun
 with the peers' environment to regenerate:
 
     .venv-peers/bin/python fuzz/make_corpus.py
+    python fuzz/make_corpus.py --only npy,keras    # numpy and h5py only
 """
 import io
 import json
@@ -13,13 +14,10 @@ import struct
 import sys
 
 import numpy as np
-import torch
-from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 C = os.path.join(HERE, "corpus")
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
-from export_models import save_hostile, save_safetensors  # noqa: E402
 
 
 def out(kind, name, data):
@@ -28,9 +26,40 @@ def out(kind, name, data):
         f.write(data)
 
 
+def npy_seeds():
+    for name, a in [("f32.npy", np.arange(24, dtype="<f4").reshape(1, 2, 3, 4)),
+                    ("u8.npy", np.arange(12, dtype=np.uint8).reshape(3, 4)),
+                    ("scalar.npy", np.array(1.5, dtype="<f4")), ("empty.npy", np.zeros((0, 3), dtype="<f4"))]:
+        b = io.BytesIO()
+        np.save(b, a)
+        out("npy", name, b.getvalue())
+
+
+def keras_seeds():
+    """Tiny weight files in both layouts read_keras_h5 takes: Keras 2
+    (layer_names / weight_names attributes) and Keras 3 (/layers/*/vars)."""
+    import h5py
+    rng = np.random.default_rng(1)
+    os.makedirs(os.path.join(C, "keras"), exist_ok=True)
+    with h5py.File(os.path.join(C, "keras", "keras2.h5"), "w") as f:
+        f.attrs["layer_names"] = [b"conv1/conv", b"fc"]
+        for layer, ws in [("conv1/conv", {"kernel:0": (3, 3, 2, 4)}), ("fc", {"kernel:0": (4, 3), "bias:0": (3,)})]:
+            g = f.create_group(layer)
+            g.attrs["weight_names"] = [f"{layer}/{w}".encode() for w in ws]
+            for w, shape in ws.items():
+                g.create_dataset(f"{layer}/{w}", data=rng.standard_normal(shape).astype(np.float32))
+    with h5py.File(os.path.join(C, "keras", "keras3.weights.h5"), "w") as f:
+        for key, name, shapes in [("conv2d", "conv1_conv", [(3, 3, 2, 4)]), ("dense", "predictions", [(4, 3), (3,)])]:
+            v = f.create_group(f"layers/{key}/vars")
+            v.attrs["name"] = name
+            for i, shape in enumerate(shapes):
+                v.create_dataset(str(i), data=rng.standard_normal(shape).astype(np.float16 if i else np.float32))
+
+
 def downsample_block_onnx(kw):
     """A ResNet downsampling block (stride-2 3x3 on a 28x28 map of 16 channels,
     stride-2 1x1 shortcut, residual add): reaches the stride-2 Winograd."""
+    import torch
     class Down(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -47,7 +76,17 @@ def downsample_block_onnx(kw):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--only":
+        for kind in sys.argv[2].split(","):
+            shutil.rmtree(os.path.join(C, kind), ignore_errors=True)
+            {"npy": npy_seeds, "keras": keras_seeds}[kind]()
+        return
+    import torch
+    from PIL import Image
+    from export_models import save_hostile, save_safetensors
     shutil.rmtree(C, ignore_errors=True)
+    npy_seeds()
+    keras_seeds()
     rng = np.random.default_rng(0)
     rgb = Image.fromarray(rng.integers(0, 255, (13, 11, 3), dtype=np.uint8))
     for name, img, kw in [("baseline.jpg", rgb, {}), ("progressive.jpg", rgb, {"progressive": True}),

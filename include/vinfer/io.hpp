@@ -23,5 +23,8 @@ void write_text(const std::string& path, const std::string& text);
 // Reads a .npy written by numpy (float32 '<f4' or uint8 '|u1', C order) into
 // `data` as float32; returns the shape. For tests and tools.
 std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& data);
+// The same from a file's bytes in memory; `name` is used in error messages.
+std::vector<std::size_t> read_npy_memory(const std::uint8_t* bytes, std::size_t size, const std::string& name,
+                                         std::vector<float>& data);
 
 }  // namespace vinfer

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #include <unistd.h>
 
+#include "util/checked.hpp"
 #include "vinfer/stats.hpp"
 
 namespace vinfer::cpu {
@@ -94,7 +95,7 @@ int load_tune_cache(const std::string& path) {
   int n = 0;
   std::lock_guard<std::mutex> lock(mu);
   for (const auto& [cpu, key, choice] : read_lines(path))
-    if (cpu == tune_cache_cpu() && choice.size() < 4) memo.emplace(key, std::stoi(choice)), ++n;
+    if (cpu == tune_cache_cpu() && choice.size() < 4) memo.emplace(key, static_cast<int>(*detail::parse_int64(choice))), ++n;
   return n;
 }
 

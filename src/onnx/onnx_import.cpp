@@ -14,6 +14,7 @@
 #include <limits>
 #include <set>
 
+#include "util/checked.hpp"
 #include "util/file_io.hpp"
 #include "vinfer/error.hpp"
 
@@ -43,8 +44,11 @@ std::string external_bytes(const std::string& model, const std::string& dir, con
   std::int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    else if (kv.key() == "offset" || kv.key() == "length") {
+      const std::optional<std::int64_t> v = parse_int64(kv.value());
+      if (!v || *v < 0) bad(model, "tensor '" + t.name() + "' has external data " + kv.key() + " '" + kv.value() + "', not a byte count");
+      (kv.key() == "offset" ? offset : length) = *v;
+    }
   }
   if (location.empty()) bad(model, "tensor '" + t.name() + "' has external data without a location");
   if (dir.empty()) bad(model, "tensor '" + t.name() + "' has external data, but the model was not loaded from a file");

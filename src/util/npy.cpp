@@ -1,4 +1,5 @@
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "util/file_io.hpp"
@@ -54,9 +55,15 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 std::vector<std::size_t> read_npy(const std::string& path, std::vector<float>& data) {
-  std::vector<std::uint8_t> buf;
-  detail::read_file(path, buf);
-  auto bad = [&](const char* why) { return Error(ErrorKind::BadInput, path + ": not a supported .npy file: " + why); };
+  std::vector<std::uint8_t> bytes;
+  detail::read_file(path, bytes);
+  return read_npy_memory(bytes.data(), bytes.size(), path, data);
+}
+
+std::vector<std::size_t> read_npy_memory(const std::uint8_t* bytes, std::size_t size, const std::string& name,
+                                         std::vector<float>& data) {
+  const std::span<const std::uint8_t> buf(bytes, size);
+  auto bad = [&](const char* why) { return Error(ErrorKind::BadInput, name + ": not a supported .npy file: " + why); };
   if (buf.size() < 10 || std::memcmp(buf.data(), "\x93NUMPY", 6) != 0) throw bad("missing magic");
   std::size_t hlen, off;
   if (buf[6] == 1) {

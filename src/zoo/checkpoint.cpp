@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/checked.hpp"
 #include "util/file_io.hpp"
 #include "vinfer/error.hpp"
 
@@ -96,7 +97,9 @@ TensorData make_tensor(const std::string& name, const std::string& key, const st
     if (size[d] < 0 || stride[d] < 0) bad(name, "tensor '" + key + "' has a negative size or stride");
     if (size[d] > 0 && n > (std::int64_t{1} << 40) / size[d]) bad(name, "tensor '" + key + "' is too large");
     n *= size[d];
-    if (size[d] > 0) last += (size[d] - 1) * stride[d];
+    std::int64_t reach = 0;
+    if (size[d] > 0 && (__builtin_mul_overflow(size[d] - 1, stride[d], &reach) || __builtin_add_overflow(last, reach, &last)))
+      bad(name, "tensor '" + key + "' reads past the end of its storage");
     t.shape.push_back(size[d]);
   }
   if (offset < 0 || (n > 0 && static_cast<std::uint64_t>(last) >= avail_elems))
@@ -345,9 +348,11 @@ class Unpickler {
     const PVp& key = pid->items[2];
     const PVp& numel = pid->items[4];
     if (type->kind != PV::Global || key->kind != PV::Str || numel->kind != PV::Int) fail("malformed storage reference");
+    const auto elem = storage_types().find(type->s2);
+    if (elem == storage_types().end()) fail("persistent id names '" + type->s2 + "', which is not a storage type");
     auto st = mk(PV::Storage);
     st->s = key->s;
-    st->elem = storage_types().at(type->s2);
+    st->elem = elem->second;
     st->i = numel->i;
     return st;
   }
@@ -576,13 +581,13 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
       const auto shape = v.at("shape").get<std::vector<std::int64_t>>();
       const auto off = v.at("data_offsets").get<std::vector<std::uint64_t>>();
       if (off.size() != 2 || off[0] > off[1] || off[1] > avail) bad(name, "tensor '" + key + "' has data offsets outside the file");
+      const std::size_t es = elem_size(t->second);
+      const std::optional<std::int64_t> count = detail::checked_product(shape, static_cast<std::int64_t>(avail / es));
+      if (!count || static_cast<std::uint64_t>(*count) * es != off[1] - off[0])
+        bad(name, "tensor '" + key + "' has a shape that does not match its " + std::to_string(off[1] - off[0]) + " bytes");
+      // Row-major strides; every partial product is at most *count, so none overflows.
       std::vector<std::int64_t> stride(shape.size(), 1);
       for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
-      std::int64_t count = 1;
-      for (std::int64_t s : shape) count *= s;
-      const std::size_t es = elem_size(t->second);
-      if (count < 0 || static_cast<std::uint64_t>(count) * es != off[1] - off[0])
-        bad(name, "tensor '" + key + "' declares " + std::to_string(count) + " elements but has " + std::to_string(off[1] - off[0]) + " bytes");
       std::string k = key.rfind("module.", 0) == 0 ? key.substr(7) : key;
       sd[k] = make_tensor(name, key, data + off[0], (off[1] - off[0]) / es, t->second, 0, shape, stride);
     } catch (const nlohmann::json::exception& e) {

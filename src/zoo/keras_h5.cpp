@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "util/checked.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::zoo {
@@ -80,13 +81,11 @@ TensorData read_dataset(const std::string& path, hid_t file, const std::string& 
   const int rank = H5Sget_simple_extent_ndims(sp.id);
   if (rank < 0 || rank > 8) bad(path, "dataset '" + name + "' has rank " + std::to_string(rank));
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  H5Sget_simple_extent_dims(sp.id, dims.data(), nullptr);
+  if (H5Sget_simple_extent_dims(sp.id, dims.data(), nullptr) < 0) bad(path, "cannot read the shape of dataset '" + name + "'");
+  const std::optional<std::int64_t> count = detail::checked_product(dims, std::int64_t{1} << 32);
+  if (!count) bad(path, "dataset '" + name + "' is too large");
+  const std::int64_t n = *count;
   Shape s(dims.begin(), dims.end());
-  std::int64_t n = 1;
-  for (std::int64_t v : s) {
-    if (v > 0 && n > (std::int64_t{1} << 32) / v) bad(path, "dataset '" + name + "' is too large");
-    n *= v;
-  }
   H t{H5Dget_type(d.id), H5Tclose};
   if (H5Tget_class(t.id) != H5T_FLOAT) bad(path, "dataset '" + name + "' is not floating point");
   std::vector<float> v(static_cast<std::size_t>(n));
@@ -101,13 +100,8 @@ std::string canonical(std::string layer) {
   return layer;
 }
 
-}  // namespace
-
-KerasWeights read_keras_h5(const std::string& path) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return codes, reported by us
-  if (H5Fis_hdf5(path.c_str()) <= 0) bad(path, "not an HDF5 file (Keras weights are .h5)");
-  H f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
-  if (f.id < 0) throw Error(ErrorKind::Io, path + ": cannot open");
+// The weights of an open file; `path` names it in errors.
+KerasWeights read_weights(const H& f, const std::string& path) {
   KerasWeights out;
   // A whole-model file (model.save) keeps the weights under /model_weights.
   std::string root = "/";
@@ -149,6 +143,31 @@ KerasWeights read_keras_h5(const std::string& path) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+KerasWeights read_keras_h5(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors come back as return codes, reported by us
+  if (H5Fis_hdf5(path.c_str()) <= 0) bad(path, "not an HDF5 file (Keras weights are .h5)");
+  H f{H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose};
+  if (f.id < 0) throw Error(ErrorKind::Io, path + ": cannot open");
+  return read_weights(f, path);
+}
+
+KerasWeights read_keras_h5_memory(const std::uint8_t* data, std::size_t size, const std::string& name) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  if (size < 8 || std::memcmp(data, kSignature, 8) != 0) bad(name, "not an HDF5 file (Keras weights are .h5)");
+  // HDF5's in-memory driver: it copies the image, so `data` stays untouched.
+  H fapl{H5Pcreate(H5P_FILE_ACCESS), H5Pclose};
+  if (fapl.id < 0 || H5Pset_fapl_core(fapl.id, 1 << 16, 0) < 0 || H5Pset_file_image(fapl.id, const_cast<std::uint8_t*>(data), size) < 0)
+    throw Error(ErrorKind::Internal, name + ": cannot set up HDF5's in-memory driver");
+  // The name must not be an existing file: the core driver refuses to open
+  // an image under the name of a file on disk. Under /dev/null none can be.
+  H f{H5Fopen("/dev/null/vinfer-memory-image.h5", H5F_ACC_RDONLY, fapl.id), H5Fclose};
+  if (f.id < 0) bad(name, "not a readable HDF5 file");
+  return read_weights(f, name);
 }
 
 }  // namespace vinfer::zoo

@@ -1,5 +1,6 @@
 // Internal: Keras weight files through Debian's libhdf5.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,5 +19,7 @@ namespace vinfer::zoo {
 //   Keras 3: /layers/<key>/vars/<i>, the layer's name in the vars group's 'name' attribute
 using KerasWeights = std::map<std::string, std::vector<TensorData>>;
 KerasWeights read_keras_h5(const std::string& path);
+// The same from a file's bytes in memory; `name` is used in error messages.
+KerasWeights read_keras_h5_memory(const std::uint8_t* data, std::size_t size, const std::string& name);
 
 }  // namespace vinfer::zoo

@@ -1,5 +1,6 @@
 // Model commands: `classify` (images -> top-k labels), `bench --forward-only`
 // (forward-pass latency), `info` (what loading did) and `profile` (per-layer time).
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,11 +83,11 @@ struct ModelArgs {
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
       if (device.size() > 5) {
-        try {
-          opt.device = std::stoi(device.substr(5));
-        } catch (const std::exception&) {
+        const char* first = device.data() + 5;
+        const char* last = device.data() + device.size();
+        const auto [end, ec] = std::from_chars(first, last, opt.device);
+        if (ec != std::errc() || end != last || opt.device < 0)
           throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cuda:N");
-        }
       }
     } else if (device != "cpu") {
       throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cpu, cuda or cuda:N");
