@@ -73,7 +73,7 @@ struct ImageInfo {
 void decode_memory(const std::uint8_t* data, std::size_t size, const DecodeOptions& options,
                    ImageU8& out, const std::string& name = "<memory>", ImageInfo* info = nullptr);
 
-// Reads and decodes a file; the file's bytes are read into `scratch` (reused across calls).
+// Reads and decodes a file. Throws like decode_memory, and Error(Io) when the file cannot be read.
 void decode_file(const std::string& path, const DecodeOptions& options, ImageU8& out,
                  ImageInfo* info = nullptr);
 

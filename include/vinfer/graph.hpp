@@ -107,7 +107,7 @@ class Graph {
   bool is_output(int value) const;
 };
 
-// Limits checked while a graph is built or imported (issue 8: hostile models).
+// Limits checked while a graph is built or imported (hostile models).
 struct GraphLimits {
   std::int64_t max_nodes = 100000;
   std::int64_t max_tensor_elements = 1LL << 31;  // any one tensor
@@ -116,7 +116,6 @@ struct GraphLimits {
 
 // The operators vinfer implements (ONNX names and "vinfer." ones).
 bool is_supported_op(const std::string& op);
-std::vector<std::string> supported_ops();
 
 // Fills Value::shape for every value from the inputs and constants; checks
 // each node's attributes and inputs. Throws Error(BadInput/Unsupported) naming the node.

@@ -9,9 +9,4 @@ namespace vinfer {
 std::string imagenet_label(int index);
 int imagenet_label_count();
 
-// Indices of the k largest values, largest first (ties: lower index first).
-std::vector<int> topk_indices(const float* values, int n, int k);
-// Softmax in double precision, for printing probabilities from logits.
-std::vector<float> softmax(const float* logits, int n);
-
 }  // namespace vinfer

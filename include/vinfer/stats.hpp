@@ -36,6 +36,4 @@ struct PeakFlops {
 };
 PeakFlops measure_fp32_peak(int threads);
 
-std::string version();
-
 }  // namespace vinfer

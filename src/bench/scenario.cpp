@@ -7,6 +7,7 @@
 #include "vinfer/bench.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/labels.hpp"
+#include "vinfer/postprocess.hpp"
 
 namespace vinfer {
 namespace {
@@ -175,7 +176,7 @@ const std::array<const char*, kStages>& stage_names() {
 
 ScenarioResult run_scenario(Model& model, Preprocessor& pre, const std::vector<std::string>& images, const ScenarioOptions& opt) {
   if (images.empty()) throw Error(ErrorKind::InvalidArgument, "no images to run");
-  if (opt.loops < 1) throw Error(ErrorKind::InvalidArgument, "--loops must be >= 1");
+  if (opt.loops < 1) throw Error(ErrorKind::InvalidArgument, "loops must be at least 1");
   if (pre.tensor_size() != model.input_size())
     throw Error(ErrorKind::InvalidArgument, "preset '" + pre.preset().name + "' makes " + std::to_string(pre.tensor_size()) +
                                                 " values but the model takes " + shape_str(model.input_shape()));

@@ -37,6 +37,4 @@ MachineInfo machine_info() {
   return m;
 }
 
-std::string version() { return VINFER_VERSION; }
-
 }  // namespace vinfer

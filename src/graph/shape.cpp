@@ -26,7 +26,6 @@ const std::set<std::string>& ops() {
 }  // namespace
 
 bool is_supported_op(const std::string& op) { return ops().count(op) != 0; }
-std::vector<std::string> supported_ops() { return {ops().begin(), ops().end()}; }
 
 namespace detail {
 

@@ -48,7 +48,7 @@ void check_pixel_limit(std::uint64_t w, std::uint64_t h, const DecodeOptions& op
   if (w * h > opt.max_pixels)
     throw Error(ErrorKind::LimitExceeded, name + ": " + std::to_string(w) + "x" + std::to_string(h) + " = " +
                                               std::to_string(w * h) + " pixels exceeds the limit of " +
-                                              std::to_string(opt.max_pixels) + " (decompression bomb guard; raise it with --max-pixels)");
+                                              std::to_string(opt.max_pixels) + " (a decompression-bomb guard: the max_pixels option)");
 }
 }  // namespace detail
 

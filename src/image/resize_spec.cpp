@@ -77,9 +77,9 @@ void validate(const ResizeSpec& s) {
   if (s.antialias && !((s.compat == Compat::Torch || s.compat == Compat::Tf) &&
                        (f == Filter::Bilinear || f == Filter::Bicubic || f == Filter::Lanczos)))
     throw Error(ErrorKind::InvalidArgument,
-                "resize: --antialias applies to torch/tf bilinear and bicubic only (Pillow always antialiases)");
+                "resize: antialias applies to torch/tf bilinear and bicubic only (Pillow always antialiases)");
   if (s.align_corners && !(s.compat == Compat::Torch && (f == Filter::Bilinear || f == Filter::Bicubic)))
-    throw Error(ErrorKind::InvalidArgument, "resize: --align-corners applies to torch bilinear and bicubic only");
+    throw Error(ErrorKind::InvalidArgument, "resize: align_corners applies to torch bilinear and bicubic only");
   if (s.align_corners && s.antialias)
     throw Error(ErrorKind::InvalidArgument, "resize: align_corners with antialias is not supported");
 }

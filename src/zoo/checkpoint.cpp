@@ -578,16 +578,28 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
       const std::string dt = v.at("dtype").get<std::string>();
       auto t = types.find(dt);
       if (t == types.end()) throw Error(ErrorKind::Unsupported, name + ": tensor '" + key + "' has dtype " + dt);
-      const auto shape = v.at("shape").get<std::vector<std::int64_t>>();
-      const auto off = v.at("data_offsets").get<std::vector<std::uint64_t>>();
+      // Integers only: nlohmann's conversion of a float (or of an integer too
+      // large, which it parses as one) to an integer type is undefined.
+      auto integers = [&](const char* field) {
+        const nlohmann::json& a = v.at(field);
+        if (!a.is_array()) bad(name, "tensor '" + key + "': " + field + " is not a list");
+        for (const nlohmann::json& e : a)
+          if (!e.is_number_unsigned()) bad(name, "tensor '" + key + "': " + field + " holds " + e.dump() + ", not a size");
+        return a.get<std::vector<std::uint64_t>>();
+      };
+      const std::vector<std::uint64_t> dims = integers("shape"), off = integers("data_offsets");
       if (off.size() != 2 || off[0] > off[1] || off[1] > avail) bad(name, "tensor '" + key + "' has data offsets outside the file");
       const std::size_t es = elem_size(t->second);
-      const std::optional<std::int64_t> count = detail::checked_product(shape, static_cast<std::int64_t>(avail / es));
-      if (!count || static_cast<std::uint64_t>(*count) * es != off[1] - off[0])
-        bad(name, "tensor '" + key + "' has a shape that does not match its " + std::to_string(off[1] - off[0]) + " bytes");
-      // Row-major strides; every partial product is at most *count, so none overflows.
-      std::vector<std::int64_t> stride(shape.size(), 1);
-      for (std::size_t i = shape.size(); i-- > 1;) stride[i - 1] = stride[i] * shape[i];
+      const std::uint64_t bytes = off[1] - off[0];
+      const std::optional<std::int64_t> count = detail::checked_product(dims, INT64_MAX / static_cast<std::int64_t>(es));
+      if (!count) bad(name, "tensor '" + key + "' has a shape too large");
+      if (static_cast<std::uint64_t>(*count) * es != bytes)
+        bad(name, "tensor '" + key + "' has " + std::to_string(*count) + " elements, not the " + std::to_string(bytes / es) + " of its " +
+                      std::to_string(bytes) + " bytes");
+      const std::vector<std::int64_t> shape(dims.begin(), dims.end());  // each fits: checked_product
+      std::vector<std::int64_t> stride(shape.size(), 1);  // row-major (with a 0 dimension, others may be huge)
+      for (std::size_t i = shape.size(); i-- > 1;)
+        if (__builtin_mul_overflow(stride[i], shape[i], &stride[i - 1])) bad(name, "tensor '" + key + "' has a shape too large");
       std::string k = key.rfind("module.", 0) == 0 ? key.substr(7) : key;
       sd[k] = make_tensor(name, key, data + off[0], (off[1] - off[0]) / es, t->second, 0, shape, stride);
     } catch (const nlohmann::json::exception& e) {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "vinfer/error.hpp"
+#include "vinfer/suggest.hpp"
 #include "vinfer/zoo.hpp"
 #include "zoo/builder.hpp"
 #include "zoo/checkpoint.hpp"
@@ -162,7 +164,10 @@ bool is_zoo_model(const std::string& name) {
 }
 
 Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInfo* info, std::uint64_t seed) {
-  if (!is_zoo_model(name)) throw Error(ErrorKind::InvalidArgument, "unknown built-in model '" + name + "'");
+  if (!is_zoo_model(name)) {
+    const std::string near = closest_match(name, zoo_models());
+    throw Error(ErrorKind::InvalidArgument, "unknown built-in network '" + name + "'" + (near.empty() ? "" : " (did you mean " + near + "?)"));
+  }
   const bool keras = name.rfind("keras:", 0) == 0;
   zoo::ZooNet net = keras ? zoo::build_keras(name.substr(6)) : zoo::build_torchvision(name);
   if (weights_path.empty()) {
@@ -180,8 +185,18 @@ Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInf
 
 Model load_model(const std::string& model, const std::string& weights, const EngineOptions& options, ZooInfo* info) {
   if (is_zoo_model(model)) return Model::from_graph(zoo_graph(model, weights, info), model, options);
+  std::error_code ec;
+  if (model.find_first_of("/.") == std::string::npos && !std::filesystem::exists(model, ec)) {
+    // Not a path, not a file, not a built-in: most likely a mistyped built-in name.
+    const std::string near = closest_match(model, zoo_models());
+    std::string all;
+    for (const std::string& n : zoo_models()) all += (all.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::InvalidArgument, "'" + model + "' is neither a file nor a built-in network" +
+                                                (near.empty() ? "" : " (did you mean " + near + "?)") + "; built-in: " + all);
+  }
   if (!weights.empty())
-    throw Error(ErrorKind::InvalidArgument, "--weights applies to built-in models (" + model + " is not one of them; an ONNX file carries its own)");
+    throw Error(ErrorKind::InvalidArgument, "separate weights apply to built-in networks only (" + model +
+                                                " is not one of them; an ONNX file carries its own)");
   if (info) *info = ZooInfo{"torchvision", false};
   return Model::load_onnx(model, options);
 }

@@ -40,7 +40,19 @@ expect_fail "$T/o.png" "exceeds the limit" -- "$V" resize "$D/images/squirrel_cl
 expect_fail "$T/o.npy" "preset" -- "$V" preprocess "$D/images/squirrel_cls.jpg" "$T/o.npy" --preset nope
 expect_fail "$T/o.npy" "truncated" -- "$V" preprocess "$D/bad/truncated.jpg" "$T/o.npy" --preset torchvision
 expect_fail "" "k" -- "$V" bench-resize "$D/images/squirrel_cls.jpg" --k 0
-expect_fail "" "" -- "$V" resize --nonsense
+expect_fail "" "unknown option '--nonsense' for 'resize'" -- "$V" resize --nonsense
+expect_fail "$T/o.png" "did you mean --size?" -- "$V" resize "$D/images/squirrel_cls.jpg" "$T/o.png" --sise 5x5
+
+# First contact: no arguments lists every command, one per line; a mistyped
+# command or built-in network name is named, with the nearest one.
+"$V" >"$T/usage" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && grep -q "^usage: vinfer COMMAND" "$T/usage" && ok || bad "vinfer alone: exit $rc, $(head -1 "$T/usage")"
+for c in classify bench info profile devices resize preprocess bench-resize bench-preprocess; do
+  grep -q "^  $c  " "$T/usage" && ok || bad "usage lacks $c"
+done
+expect_fail "" "unknown command 'classfy' (did you mean classify?)" -- "$V" classfy x.jpg
+expect_fail "" "'densenet12' is neither a file nor a built-in network (did you mean densenet121?)" -- "$V" classify densenet12 "$D/images/squirrel_cls.jpg"
 
 # An existing output is replaced only by a complete new one.
 cp "$T/a.png" "$T/keep.png"

@@ -25,12 +25,20 @@ b = open(sys.argv[2], "rb").read()
 h = b[10:10 + struct.unpack("<H", b[8:10])[0]].decode()
 assert "'shape': (2, 1000)" in h and "<f4" in h, h
 PY
-# Same input, same logits as the library's run on the tensor `preprocess` writes (the CLI adds nothing).
-"$V" classify "$M" "$IMG" --json --topk 1 >"$T/a.json" && "$V" classify "$M" "$IMG" --json --topk 1 --threads 1 >"$T/b.json" && ok || bad "classify twice"
-python3 - "$T/a.json" "$T/b.json" <<'PY' && ok || bad "thread count changes the answer"
-import json, sys
-a, b = (json.loads(open(p).read()) for p in sys.argv[1:3])
-assert a["topk"][0]["index"] == b["topk"][0]["index"] and abs(a["topk"][0]["prob"] - b["topk"][0]["prob"]) < 1e-4, (a, b)
+# The thread count changes nothing but speed: the same logits on one thread
+# and on all (within float rounding: the kernels timed at load may differ).
+"$V" classify "$M" "$IMG" --save-logits "$T/a.npy" >/dev/null && "$V" classify "$M" "$IMG" --threads 1 --save-logits "$T/b.npy" >/dev/null \
+  && ok || bad "classify twice"
+python3 - "$T/a.npy" "$T/b.npy" <<'PY' && ok || bad "thread count changes the logits"
+import struct, sys
+def logits(p):
+    b = open(p, "rb").read()
+    n = 10 + struct.unpack("<H", b[8:10])[0]
+    return struct.unpack(f"<{(len(b) - n) // 4}f", b[n:])
+a, b = logits(sys.argv[1]), logits(sys.argv[2])
+scale = max(abs(v) for v in a)
+worst = max(abs(x - y) for x, y in zip(a, b))
+assert len(a) == len(b) == 1000 and scale > 0 and worst <= 2e-5 * scale, (len(a), len(b), worst, scale)
 PY
 
 # A batch with bad files: the good ones are classified, each bad one gets one line, exit 2.
@@ -82,7 +90,12 @@ PY
 # an unwritable cache path (a directory) costs nothing but the saving.
 "$V" info "$M" --threads 2 --tune-cache "$T/tune/cache.txt" >"$T/out1" && ok || bad "info with a new tune cache"
 "$V" info "$M" --threads 2 --tune-cache "$T/tune/cache.txt" >"$T/out2" && ok || bad "info with a written tune cache"
-if grep -q "tune_conv3x3" "$T/out1"; then
+# (SqueezeNet's 3x3s have several candidates wherever vinfer's Winograd runs:
+# every CPU with AVX2; only VINFER_ISA=plain leaves nothing to time.)
+if [ "${VINFER_ISA:-}" = plain ]; then
+  grep -q "tune_conv3x3" "$T/out1" && bad "timed 3x3 kernels at ISA level plain" || ok
+else
+  grep -q "tune_conv3x3" "$T/out1" && ok || bad "no 3x3 layer was timed: $(grep -c . "$T/out1") lines of info"
   head -1 "$T/tune/cache.txt" | grep -qx "vinfer tune cache 1" && ok || bad "tune cache header: $(head -2 "$T/tune/cache.txt")"
   grep -q "0 shapes timed" "$T/out2" && grep -q "nothing new" "$T/out2" && ok || bad "tune cache not reused: $(grep tune "$T/out2")"
   "$V" info "$M" --threads 2 --tune-cache "$T/tune" >"$T/out3" && grep -q "0 written" "$T/out3" && ok || bad "tune cache on a directory: $(grep tune "$T/out3")"
@@ -109,8 +122,8 @@ expect_fail "" "pickle_cycle.pth" -- "$V" classify resnet18 "$IMG" --weights "$D
 head -c 5000 "$MD/resnet18.pth" >"$T/cut.pth"
 expect_fail "" "cut.pth" -- "$V" classify resnet18 "$IMG" --weights "$T/cut.pth"
 expect_fail "" "weights do not fit densenet121" -- "$V" classify densenet121 "$IMG" --weights "$MD/resnet18.pth"
-expect_fail "" "applies to built-in models" -- "$V" classify "$M" "$IMG" --weights "$MD/resnet18.pth"
-expect_fail "" "unknown\|cannot open" -- "$V" classify alexnet "$IMG"
+expect_fail "" "--weights applies to built-in networks only" -- "$V" classify "$M" "$IMG" --weights "$MD/resnet18.pth"
+expect_fail "" "'alexnet' is neither a file nor a built-in network; built-in: densenet121" -- "$V" classify alexnet "$IMG"
 # Limits, each with an option.
 expect_fail "" "limit" -- "$V" classify "$M" "$IMG" --max-nodes 10
 # profile: per-layer table with the machine's measured FP32 peak and each layer's share of it.

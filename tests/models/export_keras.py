@@ -82,6 +82,8 @@ def main():
         m2.save_weights(os.path.join(out, name + ".k2.h5"))
         np.testing.assert_allclose(m2(x, training=False).numpy(), y, rtol=1e-4, atol=1e-6)
         np.save(os.path.join(out, "keras_" + name + ".input.npy"), x)
+        # Says the input is random, not Keras's preprocessing of the photo (test_model_parity.cpp).
+        open(os.path.join(out, "keras_" + name + ".input_is_random"), "w").close()
         np.save(os.path.join(out, "keras_" + name + ".tf.npy"), y.astype("f4"))
         print(f"keras:{name}: exported (tensorflow {tf.__version__}, keras {keras.__version__})", flush=True)
 

@@ -1,7 +1,10 @@
 // vinfer against PyTorch on whole networks: the ONNX exports that
 // tests/models/export_models.py wrote (random weights, random BatchNorm
-// statistics), with PyTorch's logits on the same input. The bar is the
-// issue's: max |vinfer - torch| <= 1e-3 x max |torch logit|.
+// statistics), with PyTorch's logits on the same input. Two bounds, both
+// relative to max |reference logit|: the documented parity bar, 1e-3, and a
+// regression bound near what is measured (3.9e-7 to 2.5e-6 on every network
+// here, on AVX2 and AVX-512 hosts, with either Winograd form forced), so that
+// a real drift fails long before the bar does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +19,9 @@
 #include "vinfer/io.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/zoo.hpp"
+
+constexpr double kParityBar = 1e-3;
+constexpr double kRegressionBound = 2e-5;
 
 namespace {
 
@@ -68,7 +74,8 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   const Diff d = compare(y, want);
   std::printf("%s: max |vinfer - torch| = %.3g = %.2e x max |logit| (%.3g)\n", GetParam().c_str(), d.max_abs, d.max_abs / d.scale, d.scale);
   EXPECT_GT(d.scale, 0.0);
-  EXPECT_LE(d.max_abs, 1e-3 * d.scale) << GetParam() << ": max |diff| " << d.max_abs << " vs max |logit| " << d.scale;
+  EXPECT_LE(d.max_abs, kParityBar * d.scale) << GetParam() << ": max |diff| " << d.max_abs << " vs max |logit| " << d.scale;
+  EXPECT_LE(d.max_abs, kRegressionBound * d.scale) << GetParam() << ": within the bar, but far from what was measured";
   // A second run on the same arena gives the same answer (no state leaks between runs).
   std::vector<float> y2(m.output_size(), NAN);
   m.run(x.data(), y2.data());
@@ -78,7 +85,7 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   vinfer::Model plain = vinfer::Model::load_onnx(base + ".onnx", opt);
   std::vector<float> y3(m.output_size(), NAN);
   plain.run(x.data(), y3.data());
-  EXPECT_LE(compare(y3, want).max_abs, 1e-3 * d.scale);
+  EXPECT_LE(compare(y3, want).max_abs, kRegressionBound * d.scale);
   EXPECT_LT(m.info().nodes_executed, plain.info().nodes_executed);
   // On a machine with a GPU, the CUDA backend meets the same bar, and replays
   // its captured graph to the same answer.
@@ -94,8 +101,8 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
     const Diff dc = compare(yc, want);
     std::printf("%s on CUDA: max |vinfer - torch| = %.3g = %.2e x max |logit|; vs vinfer CPU %.2e\n", GetParam().c_str(), dc.max_abs,
                 dc.max_abs / d.scale, compare(yc, y).max_abs / d.scale);
-    EXPECT_LE(dc.max_abs, 1e-3 * d.scale) << GetParam() << " on CUDA";
-    EXPECT_LE(compare(yc, y).max_abs, 1e-3 * d.scale) << GetParam() << " CUDA vs CPU";
+    EXPECT_LE(dc.max_abs, kParityBar * d.scale) << GetParam() << " on CUDA";
+    EXPECT_LE(compare(yc, y).max_abs, kParityBar * d.scale) << GetParam() << " CUDA vs CPU";
     EXPECT_EQ(yc, yc2);
   }
 }
@@ -138,8 +145,8 @@ TEST_P(ZooParity, CheckpointGivesPyTorchsLogits) {
     const Diff d = compare(y, want), o = compare(y, y_onnx);
     std::printf("%s%s: max |vinfer - torch| = %.2e x max |logit|; vs ONNX through vinfer %.2e\n", name.c_str(), ext, d.max_abs / d.scale,
                 o.max_abs / o.scale);
-    EXPECT_LE(d.max_abs, 1e-3 * d.scale) << w;
-    EXPECT_LE(o.max_abs, 1e-3 * o.scale) << w;
+    EXPECT_LE(d.max_abs, kRegressionBound * d.scale) << w;
+    EXPECT_LE(o.max_abs, kRegressionBound * o.scale) << w;
   }
   EXPECT_GE(formats, 1);
 }
@@ -192,16 +199,20 @@ TEST_P(KerasParity, WeightFilesGiveKerasOutput) {
     m.run(x.data(), y.data());
     const Diff d = compare(y, want);
     std::printf("keras:%s%s: max |vinfer - keras| = %.2e x max |output| (%.3g)\n", name.c_str(), ext, d.max_abs / d.scale, d.scale);
-    EXPECT_LE(d.max_abs, 1e-3 * d.scale) << w;
+    EXPECT_LE(d.max_abs, kRegressionBound * d.scale) << w;
   }
   EXPECT_GE(formats, 1);
 }
 
 // The CI fixture's input is Keras's own preprocessing of the bundled photo:
-// vinfer's keras-torch preset must give the same tensor, bit for bit.
+// vinfer's keras-torch preset must give the same tensor, bit for bit. (A
+// full export, tests/models/export_keras.py without --ci, feeds random
+// input instead and says so in a marker file.)
 TEST(KerasPreprocessing, MatchesTheFixturesInput) {
   const std::string path = model_dir() + "/keras_densenet121.input.npy";
   if (!fs::exists(path)) GTEST_SKIP() << "no Keras DenseNet121 export in " << model_dir();
+  if (fs::exists(model_dir() + "/keras_densenet121.input_is_random"))
+    GTEST_SKIP() << "this export's input is random, not the photo (export_keras.py without --ci)";
   std::vector<float> want;
   vinfer::read_npy(path, want);
   vinfer::Preprocessor pre(vinfer::preset("keras-torch"));
@@ -210,8 +221,6 @@ TEST(KerasPreprocessing, MatchesTheFixturesInput) {
   ASSERT_EQ(got.size(), want.size());
   std::size_t differ = 0;
   for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
-  // The export script's fixture comes from the photo; a richer export (random input) does not.
-  if (differ > got.size() / 2) GTEST_SKIP() << "this export's input is not the photo";
   EXPECT_EQ(differ, 0u);
 }
 

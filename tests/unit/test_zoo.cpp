@@ -229,8 +229,10 @@ TEST(Checkpoint, BrokenFilesAreBadInput) {
     return s + header + std::string(data, '\0');
   };
   expect_bad(st(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,160]}})", 16), "outside");
-  expect_bad(st(R"({"w":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", 16), "declares 5 elements");
-  expect_bad(st(R"({"w":{"dtype":"F32","shape":"x"}})", 16), "safetensors entry");
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", 16), "has 5 elements, not the 4 of its 16 bytes");
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":"x"}})", 16), "shape is not a list");
+  expect_bad(st(R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,16]}})", 16), "shape holds 2.5, not a size");
+  expect_bad(st(R"({"w":{"dtype":"F32","data_offsets":[0,16]}})", 16), "safetensors entry");
   const zoo::StateDict ok = read(st(R"({"__metadata__":{},"module.w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})", 16));
   ASSERT_EQ(ok.count("w"), 1u);  // DataParallel's "module." prefix dropped
   EXPECT_EQ(ok.at("w").shape, (Shape{2, 2}));

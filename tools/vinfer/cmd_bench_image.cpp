@@ -16,6 +16,7 @@
 #include "vinfer/io.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
+#include "vinfer/version.hpp"
 
 namespace vinfer::cli {
 namespace {

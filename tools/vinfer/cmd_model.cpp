@@ -18,8 +18,10 @@
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
 #include "vinfer/labels.hpp"
+#include "vinfer/postprocess.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
+#include "vinfer/version.hpp"
 #include "vinfer/zoo.hpp"
 
 namespace vinfer::cli {
@@ -95,6 +97,9 @@ struct ModelArgs {
     opt.limits.max_nodes = max_nodes;
     opt.limits.max_total_bytes = max_model_mb << 20;
     opt.max_file_bytes = std::max<std::int64_t>(opt.max_file_bytes, (max_model_mb << 20) + (64 << 20));
+    if (!weights.empty() && !is_zoo_model(model))
+      throw Error(ErrorKind::InvalidArgument, "--weights applies to built-in networks only (" + model +
+                                                  " is not one of them; an ONNX file carries its own)");
     Model m = load_model(model, weights, opt, &zoo);
     if (zoo.random_weights)
       std::fprintf(stderr, "vinfer: note: %s has seeded random weights (no --weights): labels are meaningless, timings are real\n",

@@ -1,13 +1,51 @@
 // vinfer command-line tool: a thin layer over libvinfer. Errors become one
 // line on stderr and an exit code; nothing here computes anything itself.
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "vinfer/error.hpp"
-#include "vinfer/stats.hpp"
+#include "vinfer/suggest.hpp"
+#include "vinfer/version.hpp"
+
+namespace {
+
+// Each command on one line: what `vinfer` alone prints.
+std::vector<const CLI::App*> commands(const CLI::App& app) {
+  return app.get_subcommands([](const CLI::App*) { return true; });
+}
+
+void print_usage(const CLI::App& app) {
+  std::printf("usage: vinfer COMMAND [ARGS...]   (vinfer COMMAND --help for its options)\n\ncommands:\n");
+  for (const CLI::App* sub : commands(app))
+    std::printf("  %-17s %s\n", sub->get_name().c_str(), sub->get_description().c_str());
+}
+
+// After CLI11 refused the command line: the first option the command does not
+// have, said as such (CLI11 would report a missing argument first), with the
+// nearest one it has. Empty when every option is known.
+std::string unknown_option(const CLI::App& sub, int argc, char** argv, int first) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9') || a[1] == '.') continue;  // not an option (or a negative number)
+    a = a.substr(0, a.find('='));
+    if (sub.get_option_no_throw(a)) continue;
+    const std::string near = vinfer::closest_match(a, names);
+    return "unknown option '" + a + "' for '" + sub.get_name() + "'" + (near.empty() ? "" : " (did you mean " + near + "?)");
+  }
+  return {};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace vinfer::cli;
@@ -26,8 +64,26 @@ int main(int argc, char** argv) {
   add("devices", "The backends this build has and the devices they find", add_devices);
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
-  add("bench-resize", "Seed 002's resize loop, timed per iteration", add_bench_resize);
+  add("bench-resize", "Resize one image over and over, timed per iteration", add_bench_resize);
   add("bench-preprocess", "A preset's file -> tensor time, stage by stage", add_bench_preprocess);
+  if (argc < 2) {
+    print_usage(app);
+    return kExitBadInput;
+  }
+  const CLI::App* chosen = nullptr;
+  if (argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : commands(app)) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == argv[1]) chosen = sub;
+    }
+    if (!chosen) {
+      const std::string near = vinfer::closest_match(argv[1], names);
+      std::fprintf(stderr, "vinfer: error: unknown command '%s'%s; `vinfer` lists the commands\n", argv[1],
+                   near.empty() ? "" : (" (did you mean " + near + "?)").c_str());
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -37,7 +93,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "vinfer: error: %s\n", e.what());
+    const std::string unknown = chosen ? unknown_option(*chosen, argc, argv, 2) : "";
+    std::fprintf(stderr, "vinfer: error: %s\n", unknown.empty() ? e.what() : unknown.c_str());
     return kExitBadInput;
   }
   try {
