@@ -1,5 +1,6 @@
 // Aligned, zeroed blocks for vinfer's kernels and packed weights (aligned.hpp).
 #include "cpu/aligned.hpp"
+#include "util/debug_env.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -81,8 +82,7 @@ void AlignedFree::operator()(void* p) const {
 
 namespace {
 bool huge_pages_wanted() {
-  const char* env = std::getenv("VINFER_HUGE_PAGES");
-  return !(env && std::strcmp(env, "0") == 0);
+  return !detail::debug_env_is(detail::DebugVar::HugePages, "0");
 }
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
 #include "graph/op_params.hpp"
+#include "util/debug_env.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -121,8 +122,7 @@ bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const S
   geo.block = channel_block();
   geo.stride = static_cast<int>(p.strides[0]);
   // VINFER_WINOGRAD_STRIDE2=0: not for stride 2 (to measure what it brings).
-  const char* env = std::getenv("VINFER_WINOGRAD_STRIDE2");
-  if (geo.stride == 2 && env && std::strcmp(env, "0") == 0) return false;
+  if (geo.stride == 2 && detail::debug_env_is(detail::DebugVar::WinogradStride2, "0")) return false;
   return Winograd3x3::supports(geo);
 }
 
@@ -179,7 +179,7 @@ WinogradGeometry form_of(WinogradGeometry g, Conv3x3 k) {
 // decides: tune_3x3).
 Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool own, bool gemm_default) {
   const int map = g.oh * g.ow;
-  const char* env = std::getenv("VINFER_WINOGRAD");
+  const char* env = detail::debug_env(detail::DebugVar::Winograd);
   const bool prefer = env && std::strcmp(env, "vinfer") == 0;
   const bool refuse = env && std::strcmp(env, "onednn") == 0;
   const bool by_tiles = Winograd3x3::choose_split(g) == Winograd3x3::Split::Tiles;
@@ -227,8 +227,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   // cent in a noisy hour, while in the network, where the ops before fetch
   // them, ResNet50's layer3 3x3s ran 3.31 ms with it against 2.34-2.88 with
   // F(4,3). VINFER_WINOGRAD_F23=0: not a candidate (to measure what it brings).
-  const char* f23_env = std::getenv("VINFER_WINOGRAD_F23");
-  const bool f23 = own && g.stride == 1 && g.oh * g.ow < 14 * 14 && !(f23_env && std::strcmp(f23_env, "0") == 0);
+  const bool f23 = own && g.stride == 1 && g.oh * g.ow < 14 * 14 && !detail::debug_env_is(detail::DebugVar::WinogradF23, "0");
   const WinogradGeometry g23 = form_of(g, Conv3x3::F23Tiles);
   std::vector<Conv3x3> kinds{rule};
   for (Conv3x3 k : {Conv3x3::OneDnnWinograd, Conv3x3::OneDnnDirect, Conv3x3::VinferTiles, Conv3x3::VinferPositions,
@@ -303,7 +302,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
     }
     const TuneResult r = fastest(runs, std::max(30.0, 12 * steady_measure(runs[0].run)), 0.03);
     ctx.note_tuning(r.spent_ms);
-    if (const char* log = std::getenv("VINFER_TUNE_LOG"); log && std::strcmp(log, "1") == 0) {
+    if (detail::debug_env_is(detail::DebugVar::TuneLog, "1")) {
       std::string line = std::string("vinfer: timed ") + key + ":";
       for (std::size_t k = 0; k < kinds.size(); ++k) {
         char t[64];
@@ -355,7 +354,7 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
 // VINFER_CONV1X1=vinfer or =preact fuses wherever the kernel runs (to
 // compare), =onednn never.
 const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
-  const char* env = std::getenv("VINFER_CONV1X1");
+  const char* env = detail::debug_env(detail::DebugVar::Conv1x1);
   const bool wanted = env ? std::strcmp(env, "vinfer") == 0 || std::strcmp(env, "preact") == 0 : channel_block() == 16;
   if (!wanted || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
   const Graph& g = ctx.graph();
@@ -406,7 +405,7 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
 // convolutions here: by default only with AVX-512; VINFER_CONV1X1=vinfer:
 // wherever it runs (`anywhere`); =onednn or =preact: never.
 bool plain_conv1x1_allowed(bool& anywhere) {
-  const char* env = std::getenv("VINFER_CONV1X1");
+  const char* env = detail::debug_env(detail::DebugVar::Conv1x1);
   anywhere = env && std::strcmp(env, "vinfer") == 0;
   if (env && (std::strcmp(env, "onednn") == 0 || std::strcmp(env, "preact") == 0)) return false;
   return anywhere || channel_block() == 16;
@@ -532,10 +531,10 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
   // too; stride 2: vinfer's 1.44x). Which kernel runs it: timed at load
   // (tune_3x3), else rule_3x3.
-  const bool tune = ctx.tune() && !std::getenv("VINFER_WINOGRAD") && !std::getenv("VINFER_WINOGRAD_SPLIT");
+  const bool tune =
+      ctx.tune() && !detail::debug_env(detail::DebugVar::Winograd) && !detail::debug_env(detail::DebugVar::WinogradSplit);
   const bool stride1 = p.strides == std::vector<std::int64_t>{1, 1}, stride2 = p.strides == std::vector<std::int64_t>{2, 2};
-  const char* wino_env = std::getenv("VINFER_WINOGRAD");
-  const bool f23_asked = wino_env && std::strcmp(wino_env, "f23") == 0;
+  const bool f23_asked = detail::debug_env_is(detail::DebugVar::Winograd, "f23");
   const int min_map = stride2 ? 0 : tune || f23_asked ? 7 * 7 : 14 * 14;
   const bool three = G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                      p.dilations == std::vector<std::int64_t>{1, 1} && xs[1] >= 16 &&

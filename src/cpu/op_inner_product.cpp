@@ -13,6 +13,7 @@
 #include "cpu/gemv.hpp"
 #include "cpu/kernels.hpp"
 #include "graph/op_params.hpp"
+#include "util/debug_env.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -100,8 +101,7 @@ bool pack_transposed(GemvOp& op, const float* w) {
 // fuse a residual Sum into convolutions only). VINFER_FC=onednn keeps every
 // layer on oneDNN's inner product (to compare).
 bool gemv_takes(const Node& n, std::int64_t M, std::int64_t K) {
-  const char* env = std::getenv("VINFER_FC");
-  if ((env && std::strcmp(env, "onednn") == 0) || M != 1 || K >= (std::int64_t{1} << 31)) return false;
+  if (detail::debug_env_is(detail::DebugVar::Fc, "onednn") || M != 1 || K >= (std::int64_t{1} << 31)) return false;
   return std::none_of(n.post_ops.begin(), n.post_ops.end(), [](const PostOp& p) { return p.kind == PostOp::Sum; });
 }
 

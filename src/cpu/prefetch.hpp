@@ -17,6 +17,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/debug_env.hpp"
+
 namespace vinfer::cpu {
 
 struct ByteSpan {
@@ -34,8 +36,7 @@ inline const char* idle_prefetch_line() {
 // (PrefetchCursor::own_next): VINFER_PREFETCH_OWN=0 turns it off, read when a
 // layer is built (for A/Bs).
 inline bool prefetch_own_weights() {
-  const char* env = std::getenv("VINFER_PREFETCH_OWN");
-  return !(env && std::strcmp(env, "0") == 0);
+  return !detail::debug_env_is(detail::DebugVar::PrefetchOwn, "0");
 }
 
 // Weights a thread reads more than once (per block of pixels, per chunk of

@@ -18,6 +18,7 @@
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "vinfer/error.hpp"
+#include "util/debug_env.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -171,8 +172,7 @@ class Program final : public BuildContext, public detail::Executor {
     // (untimed) before it runs, so the profile shows the layers as if their
     // weights were already in cache: the difference to a normal profile is what
     // fetching them costs (prefetch.hpp).
-    const char* hot_env = std::getenv("VINFER_PROFILE_HOT_WEIGHTS");
-    const bool hot = hot_env && std::strcmp(hot_env, "1") == 0;
+    const bool hot = detail::debug_env_is(detail::DebugVar::ProfileHotWeights, "1");
     for (auto& op : ops_) {
       if (hot) {
         const auto spans = op->weights();
@@ -270,8 +270,7 @@ class Program final : public BuildContext, public detail::Executor {
   // `vinfer info` shows the sum of the windows as "prefetch_weights: N ops
   // fetch X MiB ahead" (more than the weights: windows overlap).
   void plan_prefetch(ModelInfo& info) {
-    const char* env = std::getenv("VINFER_PREFETCH_WEIGHTS");
-    if (env && std::strcmp(env, "0") == 0) return;
+    if (detail::debug_env_is(detail::DebugVar::PrefetchWeights, "0")) return;
     constexpr double kBytesPerFlop = 0.05;
     constexpr std::size_t kMaxBytes = std::size_t{8} << 20;
     int fetching = 0;

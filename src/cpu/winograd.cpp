@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cpu/winograd.hpp"
+#include "util/debug_env.hpp"
 
 namespace vinfer::cpu {
 
@@ -40,7 +41,7 @@ std::size_t Winograd3x3::weight_bytes(const WinogradGeometry& g) {
 }
 
 Winograd3x3::Split Winograd3x3::choose_split(const WinogradGeometry& g) {
-  if (const char* env = std::getenv("VINFER_WINOGRAD_SPLIT")) {
+  if (const char* env = detail::debug_env(detail::DebugVar::WinogradSplit)) {
     if (std::strcmp(env, "tiles") == 0) return Split::Tiles;
     if (std::strcmp(env, "positions") == 0) return Split::Positions;
   }

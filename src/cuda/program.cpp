@@ -32,6 +32,7 @@
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "vinfer/error.hpp"
+#include "util/debug_env.hpp"
 
 namespace vinfer::cuda {
 namespace {
@@ -383,8 +384,7 @@ class Program final : public detail::Executor {
   // The forward pass (with or without the input upload) as a CUDA graph,
   // unless VINFER_CUDA_GRAPH=0 (then run_* enqueue it op by op).
   void capture(bool with_upload, cudaGraph_t& graph, cudaGraphExec_t& exec) {
-    const char* env = std::getenv("VINFER_CUDA_GRAPH");
-    if (env && std::strcmp(env, "0") == 0) return;
+    if (detail::debug_env_is(detail::DebugVar::CudaGraph, "0")) return;
     VINFER_CU(cudaStreamBeginCapture(h_.stream, cudaStreamCaptureModeThreadLocal));
     try {
       enqueue(true, with_upload);

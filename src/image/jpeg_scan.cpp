@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "image/jpeg_idct.hpp"
+#include "util/scratch.hpp"
 #include "util/thread_pool.hpp"
 
 namespace vinfer::detail {
@@ -360,6 +361,8 @@ bool decode_jpeg_scan(const JpegScanDesc& d, int out_height, int threads, const 
 
   thread_local State state;
   State& st = state;  // a thread_local named inside the lambdas below would be the pool thread's own
+  const ScratchTrim trim(st.u.bytes, st.deferred.sums, st.deferred.dc, st.deferred.bitpos, st.deferred.pred, st.planes[0],
+                         st.planes[1], st.planes[2]);
   if (!unstuff(d.data, d.size, st.u)) return false;
   const int ri = d.restart_interval;
   if (ri > 0 ? st.u.restarts.size() != static_cast<std::size_t>((L.mcus + ri - 1) / ri - 1) : !st.u.restarts.empty())

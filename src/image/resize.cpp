@@ -10,6 +10,7 @@
 #include "image/resize_kernels.hpp"
 #include "image/resize_plan.hpp"
 #include "util/cpu_features.hpp"
+#include "util/scratch.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/resize.hpp"
@@ -49,6 +50,7 @@ void separable_banded(int oh, int threads, int m, std::size_t trow, const Src& s
     thread_local std::vector<R> ring;
     thread_local std::vector<int> key;
     thread_local std::vector<const R*> rows;
+    const detail::ScratchTrim trim(ring, key, rows);
     ring.resize(static_cast<std::size_t>(m) * trow);
     key.assign(m, -1);
     rows.resize(m);
@@ -231,6 +233,7 @@ struct Resizer::Impl {
           const float* w = &p.y.fweight[static_cast<std::size_t>(y) * m];
           if (!out_u8) return detail::float_vertical_f32(rows, w, m, out + y * trow, trow);
           thread_local std::vector<float> f;
+          const detail::ScratchTrim trim(f);
           f.resize(trow);
           detail::float_vertical_f32(rows, w, m, f.data(), trow);
           detail::round_row_u8(f.data(), out_u8 + y * trow, trow);

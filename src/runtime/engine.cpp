@@ -9,6 +9,7 @@
 #include "cuda/cuda_backend.hpp"
 #endif
 #include "graph/passes.hpp"
+#include "util/debug_env.hpp"
 #include "graph/reference.hpp"
 #include "image/fused_prep.hpp"
 #include "onnx/onnx_import.hpp"
@@ -125,6 +126,8 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   impl->graph = std::move(graph);
   impl->compile();
   impl->release_constants();
+  // Said where timings are read, so that none is taken with one set unknowingly.
+  for (const std::string& v : detail::debug_env_in_effect()) impl->info.passes.push_back("debug environment: " + v);
   return Model(std::move(impl));
 }
 

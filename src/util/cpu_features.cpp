@@ -1,5 +1,7 @@
 #include "util/cpu_features.hpp"
 
+#include "util/debug_env.hpp"
+
 #include <hwy/targets.h>
 
 #include <cstdio>
@@ -23,7 +25,7 @@ IsaLevel detect() {
 
 // VINFER_ISA, if set to a known level; anything else is reported once and ignored.
 IsaLevel requested(IsaLevel fallback) {
-  const char* v = std::getenv("VINFER_ISA");
+  const char* v = debug_env(DebugVar::Isa);
   if (!v || !*v) return fallback;
   if (std::strcmp(v, "plain") == 0) return IsaLevel::Plain;
   if (std::strcmp(v, "avx2") == 0) return IsaLevel::Avx2;
