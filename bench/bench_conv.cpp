@@ -114,7 +114,7 @@ void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::a
 // normalization). Shapes {ic, oc, hw}: the largest layer of each dense block;
 // and ResNet50's layer3/4 1x1s (no pre-activation), which vinfer's kernel runs
 // so that they prefetch the next layers' weights; its layer1/2 1x1s, which
-// stay on oneDNN's (faster there: docs/benchmarks-log.md, session 15).
+// stay on oneDNN's (faster there, measured in this benchmark).
 void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::Conv1x1Geometry g;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of issue 9, one run on a machine with an NVIDIA GPU, under 5 minutes:
+# The GPU check: one run on a machine with an NVIDIA GPU, under 5 minutes:
 #   1. the backends and devices vinfer sees;
 #   2. parity: the op tests (CPU, CUDA and the reference on every small graph)
 #      and whole networks exported by that machine's PyTorch (CUDA logits vs

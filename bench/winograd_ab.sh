@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vinfer's own Winograd F(4,3) against direct convolution where oneDNN 2.6 has
 # no Winograd: oneDNN limited to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2), as on the
-# 2-core AVX2 machines of issue 7, so this runs on AVX-512 machines too.
+# 2-core AVX2 machines, so this runs on AVX-512 machines too.
 # Rounds interleave the two settings; each figure is the median of the rounds'
 # p50s. Models: ONNX files exported by tests/models/export_models.py.
 #   bash bench/winograd_ab.sh MODEL_DIR [ROUNDS] [LOOPS] [THREADS] [MODELS...]

@@ -91,7 +91,7 @@ def run_vinfer(setting, model_dir, name, loops, warmup):
 
 
 def direct_limit(model_dir, name, threads):
-    """The direct-convolution limit (issue 7): the network's convolution and
+    """The direct-convolution limit: the network's convolution and
     GEMM work counted as direct multiply-adds (Winograd layers too), over the
     register-only FP32 peak `vinfer profile` measures on `threads` threads.
     Returns (GFLOP, peak GFLOP/s, limit ms)."""

@@ -20,7 +20,7 @@ weights; Keras's network is not torchvision's), as the seed does.
   vinfer-keras     vinfer on Keras's network with the Keras run's weights (keras:NAME, Keras's preprocessing)
   ort / openvino   torchvision preprocessing (PIL), then the engine (threads = cores; OpenVINO in float32)
   vinfer           `vinfer bench MODEL --weights W.pth` (its own decode/resize/normalize, exact torchvision preset)
-Resize (seed 002): bench/peers/bench_image.py's runs (PyTorch, TensorFlow, Pillow, Pillow-SIMD, OpenCV).
+Resize (the resize question's loop): bench/peers/bench_image.py's runs (PyTorch, TensorFlow, Pillow, Pillow-SIMD, OpenCV).
 
 --device cuda (a machine with an NVIDIA GPU): vinfer runs with --device cuda
 (resize + normalize on the GPU), PyTorch with the model and input on the GPU
@@ -318,7 +318,7 @@ def write_report(a, runs, resize):
               "execution); these networks ran on the CPU (`--device cuda` puts them on a GPU), so the seed's `.cuda()` was dropped "
               "and every figure here is a CPU figure.", ""]
     if resize:
-        L += ["## Resize (seed 002): gray 1411² → 470², and with decoding in the loop", "", "| scenario | what | p50 | mean |", "|---|---|---:|---:|"]
+        L += ["## Resize (the resize question's loop): gray 1411² → 470², and with decoding in the loop", "", "| scenario | what | p50 | mean |", "|---|---|---:|---:|"]
         for r in resize:
             L.append(f"| {r['scenario']} | {r['name']} | {r['latency_ms']['p50']:.3f} | {r['latency_ms']['mean']:.3f} |")
         L.append("")

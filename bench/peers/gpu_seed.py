@@ -1,4 +1,4 @@
-"""Seed 000/001's PyTorch loop on a GPU, as written and corrected (issue 9).
+"""The seeds' PyTorch loop on a GPU, as written and corrected.
 
     python3 bench/peers/gpu_seed.py --image tests/data/images/squirrel_cls.jpg [--model densenet121] [--loops 100]
 

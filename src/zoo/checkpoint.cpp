@@ -580,11 +580,13 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
       if (t == types.end()) throw Error(ErrorKind::Unsupported, name + ": tensor '" + key + "' has dtype " + dt);
       // Integers only: nlohmann's conversion of a float (or of an integer too
       // large, which it parses as one) to an integer type is undefined.
+      const std::string& tensor = key;  // (clang 14 cannot capture a structured binding)
+      const nlohmann::json& entry = v;
       auto integers = [&](const char* field) {
-        const nlohmann::json& a = v.at(field);
-        if (!a.is_array()) bad(name, "tensor '" + key + "': " + field + " is not a list");
+        const nlohmann::json& a = entry.at(field);
+        if (!a.is_array()) bad(name, "tensor '" + tensor + "': " + field + " is not a list");
         for (const nlohmann::json& e : a)
-          if (!e.is_number_unsigned()) bad(name, "tensor '" + key + "': " + field + " holds " + e.dump() + ", not a size");
+          if (!e.is_number_unsigned()) bad(name, "tensor '" + tensor + "': " + field + " holds " + e.dump() + ", not a size");
         return a.get<std::vector<std::uint64_t>>();
       };
       const std::vector<std::uint64_t> dims = integers("shape"), off = integers("data_offsets");

@@ -199,7 +199,7 @@ def tf_cases(ins, paths):
                               **expected(y, cid)})
 
 
-# ----------------------------------------------------------------- seed 002 on the real photo
+# ----------------------------------------------------------------- the resize benchmark on the real photo
 def seed_cases():
     import cv2
     import torch

@@ -79,7 +79,7 @@ TEST(Resize, FastMatchesReferenceEverywhere) {
   }
 }
 
-// Seed 002's geometry, where the shuffle-gather kernels and the banded
+// The resize benchmark's geometry (gray 1411x1411 -> 470x470), where the shuffle-gather kernels and the banded
 // passes cover whole rows (the small images above mostly hit row tails).
 TEST(Resize, SeedGeometryMatchesReference) {
   const ImageU8 src = random_image(1411, 1411, 1, 11);

@@ -1,4 +1,4 @@
-// Image benchmarks. `vinfer bench-resize`: seed 002's loop. Resize a (gray)
+// Image benchmarks. `vinfer bench-resize`: the resize question's loop. Resize a (gray)
 // photo by 1/k, N times, printing the time of every 1000 iterations as the
 // seed does; with --decode-in-loop each iteration also reads and decodes the
 // file. `vinfer bench-preprocess`: a preset's file -> tensor, stage by stage.
