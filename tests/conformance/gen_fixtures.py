@@ -6,6 +6,9 @@ Run with the peers' virtual environment (scripts/peers sets it up):
     .venv-peers/bin/python tests/conformance/gen_fixtures.py
 It rewrites tests/data/fixtures/ (inputs, expected outputs, manifest.json).
 The outputs are committed so CI does not need to install the peers.
+With VINFER_FIXTURE_DATA=DIR it writes DIR/fixtures instead (DIR/images must
+hold the test images): bench/peers/peer_drift.py compares such a set, made
+with other peer releases, with the committed one.
 """
 import hashlib
 import io
@@ -18,7 +21,7 @@ import numpy as np
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "data")
+DATA = os.environ.get("VINFER_FIXTURE_DATA") or os.path.join(HERE, "..", "data")
 OUT = os.path.join(DATA, "fixtures")
 IMAGES = os.path.join(DATA, "images")
 
