@@ -114,6 +114,8 @@ class Model {
   // times them (CUDA: upload, [preprocess,] compute, download, from CUDA
   // events); empty on the CPU.
   std::vector<std::pair<std::string, double>> last_run_stages();
+  // Whether the network's output is a Softmax's (probabilities rather than logits).
+  bool outputs_probabilities() const;
   // Recompiles for another thread count; needs the graph's weights (keep_constants).
   void set_threads(int threads);
   int threads() const;
@@ -123,5 +125,11 @@ class Model {
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The preset `name` sized for the model's input, which must be one square
+// 3-channel image in the preset's layout (1x3xSxS or 1xSxSx3). Throws
+// Error(Unsupported) for other inputs, Error(InvalidArgument) for a preset of
+// the other layout.
+Preset model_preset(const Model& model, const std::string& name);
 
 }  // namespace vinfer

@@ -43,6 +43,8 @@ struct ResizeSpec {
 };
 
 Compat parse_compat(std::string_view name);  // torch | tf | pil | opencv
+// The framework's own default: torch nearest, tf bilinear, pil bicubic, opencv bilinear.
+Filter default_filter(Compat c);
 Filter parse_filter(std::string_view name);  // nearest | nearest-exact | bilinear | ...
 std::string_view to_string(Compat c);
 std::string_view to_string(Filter f);

@@ -6,6 +6,14 @@
 
 namespace vinfer {
 
+Filter default_filter(Compat c) {
+  switch (c) {
+    case Compat::Torch: return Filter::Nearest;
+    case Compat::Pil: return Filter::Bicubic;
+    default: return Filter::Bilinear;
+  }
+}
+
 Compat parse_compat(std::string_view n) {
   if (n == "torch" || n == "pytorch") return Compat::Torch;
   if (n == "tf" || n == "tensorflow") return Compat::Tf;

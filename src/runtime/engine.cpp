@@ -180,4 +180,24 @@ void Model::set_threads(int threads) {
   impl_->compile();  // oneDNN sizes its work for the thread count at creation
 }
 
+Preset model_preset(const Model& m, const std::string& name) {
+  const Shape& in = m.input_shape();
+  if (in.size() != 4 || in[0] != 1) throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not one image");
+  const bool nchw = in[1] == 3;
+  const std::int64_t size = nchw ? in[2] : in[1];
+  if ((nchw && in[3] != size) || (!nchw && (in[3] != 3 || in[2] != size)))
+    throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not a square 3-channel image");
+  Preset p = preset(name, static_cast<int>(size));
+  if ((p.layout == Layout::NCHW) != nchw)
+    throw Error(ErrorKind::InvalidArgument, "preset '" + name + "' produces " + (nchw ? "NHWC" : "NCHW") + " but the model takes " + shape_str(in));
+  return p;
+}
+
+bool Model::outputs_probabilities() const {
+  const Graph& g = graph();
+  for (const Node& n : g.nodes)
+    if (n.op == "Softmax" && !n.outputs.empty() && n.outputs[0] == g.outputs[0]) return true;
+  return false;
+}
+
 }  // namespace vinfer

@@ -108,20 +108,6 @@ struct ModelArgs {
   }
 };
 
-// The preset for a model: its input must be 1 x 3 x S x S.
-Preset preset_for(const Model& m, const std::string& name) {
-  const Shape& in = m.input_shape();
-  if (in.size() != 4 || in[0] != 1) throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not one image");
-  const bool nchw = in[1] == 3;
-  const std::int64_t size = nchw ? in[2] : in[1];
-  if ((nchw && in[3] != size) || (!nchw && (in[3] != 3 || in[2] != size)))
-    throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not a square 3-channel image");
-  Preset p = preset(name, static_cast<int>(size));
-  if ((p.layout == Layout::NCHW) != nchw)
-    throw Error(ErrorKind::InvalidArgument, "preset '" + name + "' produces " + (nchw ? "NHWC" : "NCHW") + " but the model takes " + shape_str(in));
-  return p;
-}
-
 // A fixed input for forward-only timing (values like a normalized photo).
 std::vector<float> fixed_input(std::size_t n) {
   std::mt19937 rng(1234);
@@ -143,12 +129,6 @@ std::vector<float> forward_input(const Model& model, const std::string& path) {
   return x;
 }
 
-bool is_probability(const Model& m) {
-  const Graph& g = m.graph();
-  for (const Node& n : g.nodes)
-    if (n.op == "Softmax" && !n.outputs.empty() && n.outputs[0] == g.outputs[0]) return true;
-  return false;
-}
 
 struct ClassifyCmd {
   ModelArgs m;
@@ -160,10 +140,10 @@ struct ClassifyCmd {
   int run() {
     Model model = m.load();
     if (preset_name.empty()) preset_name = m.zoo.preset;  // the model's own (torchvision for ONNX files)
-    Preprocessor pre(preset_for(model, preset_name));
+    Preprocessor pre(model_preset(model, preset_name));
     m.limit(pre);
     const int n_out = static_cast<int>(model.output_size());
-    const bool probs = is_probability(model);
+    const bool probs = model.outputs_probabilities();
     std::vector<float> input(model.input_size()), logits(static_cast<std::size_t>(n_out)), all_logits;
     ImageU8 image;
     const bool on_device = m.device_preprocess();
@@ -268,7 +248,7 @@ struct BenchCmd {
     if (images.empty()) images.push_back(VINFER_SAMPLE_IMAGE);
     Model model = m.load();
     if (preset_name.empty()) preset_name = m.zoo.preset;
-    Preprocessor pre(preset_for(model, preset_name));
+    Preprocessor pre(model_preset(model, preset_name));
     m.limit(pre);
     ScenarioOptions opt;
     opt.loops = loops;

@@ -45,15 +45,7 @@ void ResizeArgs::add_to(CLI::App& app, const std::string& default_compat) {
 ResizeSpec ResizeArgs::spec() const {
   ResizeSpec s;
   s.compat = parse_compat(compat);
-  if (filter.empty()) {
-    switch (s.compat) {
-      case Compat::Torch: s.filter = Filter::Nearest; break;
-      case Compat::Pil: s.filter = Filter::Bicubic; break;
-      default: s.filter = Filter::Bilinear;
-    }
-  } else {
-    s.filter = parse_filter(filter);
-  }
+  s.filter = filter.empty() ? default_filter(s.compat) : parse_filter(filter);
   s.antialias = antialias;
   s.align_corners = align_corners;
   s.threads = threads;
