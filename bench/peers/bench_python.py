@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The Python package side by side with the frameworks and with vinfer's own
+CLI, in one run (vinfer installed into the peers' environment:
+`.venv-peers/bin/pip install .`):
+
+  1. preprocess: vinfer.preprocess(path, "torchvision") against
+     T.Compose([Resize([224,224]), ToTensor(), Normalize(...)])(Image.open(path)),
+     on the bundled photos and a 2 MP JPEG, with the tensors compared;
+  2. the questions' loop written in Python: Model.classify(path) on DenseNet121
+     against `vinfer bench` on the same image (what the binding adds) and
+     against PyTorch's corrected loop (no_grad, warm, threads set);
+  3. threads: 200 classifications by one Python thread on a Model with one
+     compiled copy, against four Python threads on a Model with two.
+
+    .venv-peers/bin/python bench/peers/bench_python.py [--loops 30] [--json out/bench_python.json]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import torch
+import torchvision
+from PIL import Image
+from torchvision import transforms as T
+
+import vinfer
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+IMAGES = os.path.join(ROOT, "tests", "data", "images")
+CLI = os.path.join(ROOT, "build", "vinfer")
+
+
+def p50(samples):
+    return statistics.median(samples)
+
+
+def timed(fn, loops, warmup=3):
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e3)
+    return out
+
+
+def cpu_name():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def bench_preprocess(loops, photos):
+    tv = T.Compose([T.Resize([224, 224]), T.ToTensor(), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    rows = []
+    for path in photos:
+        want = tv(Image.open(path).convert("RGB")).unsqueeze(0).numpy()
+        got = vinfer.preprocess(path)
+        diff = float(np.abs(got - want).max())
+        t_tv = p50(timed(lambda: tv(Image.open(path).convert("RGB")), loops))
+        t_v = p50(timed(lambda: vinfer.preprocess(path), loops))
+        t_v2 = p50(timed(lambda: vinfer.preprocess(path, threads=2), loops))
+        rows.append({"image": os.path.basename(path), "torchvision_ms": t_tv, "vinfer_ms": t_v, "vinfer_2t_ms": t_v2,
+                     "speedup": t_tv / t_v, "speedup_2t": t_tv / t_v2, "max_abs_diff": diff})
+    return rows
+
+
+def bench_loop(loops, photo, threads):
+    model = vinfer.Model("densenet121", threads=threads)
+    t_py = p50(timed(lambda: model.classify(photo, topk=5), loops, warmup=10))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "b.json")
+        subprocess.run([CLI, "bench", "densenet121", photo, "--loops", str(loops), "--warmup", "10", "--threads", str(threads),
+                        "--json", out], check=True, capture_output=True)
+        cli = json.load(open(out))
+    t_cli = cli["latency_ms"]["p50"]
+    torch.set_num_threads(threads)
+    net = torchvision.models.densenet121().eval()
+    tv = T.Compose([T.Resize([224, 224]), T.ToTensor(), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+
+    def torch_loop():
+        with torch.inference_mode():
+            y = net(tv(Image.open(photo).convert("RGB")).unsqueeze(0))
+            torch.topk(torch.softmax(y, 1), 5)
+    t_torch = p50(timed(torch_loop, loops, warmup=5))
+    return {"threads": threads, "vinfer_python_ms": t_py, "vinfer_cli_ms": t_cli, "python_over_cli": t_py / t_cli,
+            "torch_corrected_ms": t_torch, "torch_over_python": t_torch / t_py}
+
+
+def bench_threads(n_images, photos):
+    work = [photos[i % len(photos)] for i in range(n_images)]
+
+    def run(model, n_threads):
+        chunks = [work[k::n_threads] for k in range(n_threads)]
+        ts = [threading.Thread(target=lambda c=c: [model.classify(p, topk=1) for p in c]) for c in chunks]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return time.perf_counter() - t0
+
+    one = vinfer.Model("densenet121", threads=1, instances=1)
+    two = vinfer.Model("densenet121", threads=1, instances=2)
+    both_cores = vinfer.Model("densenet121", threads=0, instances=1)
+    for m in (one, two, both_cores):
+        m.classify(photos[0])
+    t1 = run(one, 1)
+    t4 = run(two, 4)
+    t1b = run(both_cores, 1)
+    return {"images": n_images, "one_thread_s": t1, "four_threads_two_copies_s": t4, "speedup": t1 / t4,
+            "one_thread_model_on_all_cores_s": t1b}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loops", type=int, default=30)
+    ap.add_argument("--images", type=int, default=200)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    photos = [os.path.join(IMAGES, f) for f in ("squirrel_cls.jpg", "chelsea.png", "retina.jpg")]
+    with tempfile.TemporaryDirectory() as tmp:
+        big = os.path.join(tmp, "photo_2mp.jpg")
+        Image.open(photos[2]).convert("RGB").resize((1632, 1224), Image.BICUBIC).save(big, quality=90)
+        pre = bench_preprocess(a.loops, photos + [big])
+    cores = os.cpu_count()
+    loop = [bench_loop(a.loops, photos[0], t) for t in (1, cores)]
+    thr = bench_threads(a.images, photos)
+    head = (f"{time.strftime('%Y-%m-%d')}, {cpu_name()}, {cores} cores; vinfer {vinfer.__version__}, torch {torch.__version__}, "
+            f"torchvision {torchvision.__version__}, Python {platform.python_version()}")
+    print(head + "\n")
+    print("| image | PIL + torchvision ms | vinfer.preprocess ms (1 / 2 threads) | speed-up (1 / 2 threads) | max abs diff |")
+    print("|---|---:|---:|---:|---:|")
+    for r in pre:
+        print(f"| {r['image']} | {r['torchvision_ms']:.2f} | {r['vinfer_ms']:.2f} / {r['vinfer_2t_ms']:.2f} | "
+              f"{r['speedup']:.2f}x / {r['speedup_2t']:.2f}x | {r['max_abs_diff']:.1e} |")
+    print("\n| threads | Model.classify ms | vinfer bench ms | Python / CLI | PyTorch corrected ms | PyTorch / Python |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for r in loop:
+        print(f"| {r['threads']} | {r['vinfer_python_ms']:.2f} | {r['vinfer_cli_ms']:.2f} | {r['python_over_cli']:.3f} | "
+              f"{r['torch_corrected_ms']:.2f} | {r['torch_over_python']:.2f}x |")
+    print(f"\n{thr['images']} classifications: one Python thread, one copy (1 engine thread) {thr['one_thread_s']:.2f} s; "
+          f"four Python threads, two copies {thr['four_threads_two_copies_s']:.2f} s: {thr['speedup']:.2f}x; "
+          f"one Python thread on a Model using every core {thr['one_thread_model_on_all_cores_s']:.2f} s")
+    if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+        json.dump({"header": head, "preprocess": pre, "loop": loop, "threads": thr}, open(a.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
