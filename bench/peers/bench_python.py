@@ -75,16 +75,25 @@ def bench_preprocess(loops, photos):
     return rows
 
 
-def bench_loop(loops, photo, threads):
+def bench_vinfer_loop(loops, photo, threads, rounds=3):
+    """Model.classify against `vinfer bench` on the same image, alternating in
+    rounds (this shared host drifts by more than the binding could cost)."""
     model = vinfer.Model("densenet121", threads=threads)
-    t_py = p50(timed(lambda: model.classify(photo, topk=5), loops, warmup=10))
+    py, cli = [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "b.json")
-        subprocess.run([CLI, "bench", "densenet121", photo, "--loops", str(loops), "--warmup", "10", "--threads", str(threads),
-                        "--json", out], check=True, capture_output=True)
-        cli = json.load(open(out))
-    t_cli = cli["latency_ms"]["p50"]
-    torch.set_num_threads(threads)
+        for _ in range(rounds):
+            py.append(p50(timed(lambda: model.classify(photo, topk=5), loops, warmup=10)))
+            subprocess.run([CLI, "bench", "densenet121", photo, "--loops", str(loops), "--warmup", "10", "--threads",
+                            str(threads), "--json", out], check=True, capture_output=True)
+            cli.append(json.load(open(out))["latency_ms"]["p50"])
+    ratios = [a / b for a, b in zip(py, cli)]
+    return {"threads": threads, "vinfer_python_ms": p50(py), "vinfer_cli_ms": p50(cli), "python_over_cli": p50(ratios),
+            "python_over_cli_range": [min(ratios), max(ratios)]}
+
+
+def bench_torch_loop(loops, photo, r):
+    torch.set_num_threads(r["threads"])
     net = torchvision.models.densenet121().eval()
     tv = T.Compose([T.Resize([224, 224]), T.ToTensor(), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
 
@@ -92,9 +101,9 @@ def bench_loop(loops, photo, threads):
         with torch.inference_mode():
             y = net(tv(Image.open(photo).convert("RGB")).unsqueeze(0))
             torch.topk(torch.softmax(y, 1), 5)
-    t_torch = p50(timed(torch_loop, loops, warmup=5))
-    return {"threads": threads, "vinfer_python_ms": t_py, "vinfer_cli_ms": t_cli, "python_over_cli": t_py / t_cli,
-            "torch_corrected_ms": t_torch, "torch_over_python": t_torch / t_py}
+    r["torch_corrected_ms"] = p50(timed(torch_loop, loops, warmup=5))
+    r["torch_over_python"] = r["torch_corrected_ms"] / r["vinfer_python_ms"]
+    return r
 
 
 def bench_threads(n_images, photos):
@@ -129,13 +138,17 @@ def main():
     ap.add_argument("--json")
     a = ap.parse_args()
     photos = [os.path.join(IMAGES, f) for f in ("squirrel_cls.jpg", "chelsea.png", "retina.jpg")]
+    cores = os.cpu_count()
+    # vinfer first, before PyTorch has run anything in this process: a vinfer
+    # Model created after PyTorch's own OpenMP work ran here can lose half its
+    # two-thread speed (docs/benchmarks.md, "Python").
+    mine = [bench_vinfer_loop(a.loops, photos[0], t) for t in (1, cores)]
+    thr = bench_threads(a.images, photos)
+    loop = [bench_torch_loop(a.loops, photos[0], r) for r in mine]
     with tempfile.TemporaryDirectory() as tmp:
         big = os.path.join(tmp, "photo_2mp.jpg")
         Image.open(photos[2]).convert("RGB").resize((1632, 1224), Image.BICUBIC).save(big, quality=90)
         pre = bench_preprocess(a.loops, photos + [big])
-    cores = os.cpu_count()
-    loop = [bench_loop(a.loops, photos[0], t) for t in (1, cores)]
-    thr = bench_threads(a.images, photos)
     head = (f"{time.strftime('%Y-%m-%d')}, {cpu_name()}, {cores} cores; vinfer {vinfer.__version__}, torch {torch.__version__}, "
             f"torchvision {torchvision.__version__}, Python {platform.python_version()}")
     print(head + "\n")
@@ -144,10 +157,11 @@ def main():
     for r in pre:
         print(f"| {r['image']} | {r['torchvision_ms']:.2f} | {r['vinfer_ms']:.2f} / {r['vinfer_2t_ms']:.2f} | "
               f"{r['speedup']:.2f}x / {r['speedup_2t']:.2f}x | {r['max_abs_diff']:.1e} |")
-    print("\n| threads | Model.classify ms | vinfer bench ms | Python / CLI | PyTorch corrected ms | PyTorch / Python |")
+    print("\n| threads | Model.classify ms | vinfer bench ms | Python / CLI (rounds' median [range]) | PyTorch corrected ms | PyTorch / Python |")
     print("|---:|---:|---:|---:|---:|---:|")
     for r in loop:
-        print(f"| {r['threads']} | {r['vinfer_python_ms']:.2f} | {r['vinfer_cli_ms']:.2f} | {r['python_over_cli']:.3f} | "
+        lo, hi = r["python_over_cli_range"]
+        print(f"| {r['threads']} | {r['vinfer_python_ms']:.2f} | {r['vinfer_cli_ms']:.2f} | {r['python_over_cli']:.3f} [{lo:.3f}-{hi:.3f}] | "
               f"{r['torch_corrected_ms']:.2f} | {r['torch_over_python']:.2f}x |")
     print(f"\n{thr['images']} classifications: one Python thread, one copy (1 engine thread) {thr['one_thread_s']:.2f} s; "
           f"four Python threads, two copies {thr['four_threads_two_copies_s']:.2f} s: {thr['speedup']:.2f}x; "
