@@ -555,7 +555,7 @@ PYBIND11_MODULE(_vinfer, m) {
         py::arg("antialias") = false, py::arg("align_corners") = false, py::arg("dtype") = "", py::arg("threads") = 1,
         py::arg("scale") = py::none());
   m.def("preprocess", &preprocess, py::arg("src"), py::arg("preset") = "torchvision", py::arg("size") = 224,
-        py::arg("fast") = false, py::arg("threads") = 1);
+        py::arg("fast") = false, py::arg("threads") = 0);
 
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string&, const std::string&, int, const std::string&, const std::optional<std::string>&, int, bool,

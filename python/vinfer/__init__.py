@@ -55,7 +55,7 @@ def resize(image, size, compat="pil", filter=None, *, antialias=False, align_cor
     return _vinfer.resize(image, size, compat, filter, antialias, align_corners, dtype or "", threads, scale)
 
 
-def preprocess(src, preset="torchvision", *, size=224, fast=False, threads=1):
+def preprocess(src, preset="torchvision", *, size=224, fast=False, threads=0):
     """The float32 tensor a framework's preprocessing makes of an image: a
     path, the file's bytes, or an HxWx3 uint8 RGB array.
 
@@ -63,7 +63,8 @@ def preprocess(src, preset="torchvision", *, size=224, fast=False, threads=1):
     1x3xSxS; "torchvision-crop": Resize(S*256/224) -> CenterCrop(S); Keras's
     "keras-caffe", "keras-torch", "keras-tf": 1xSxSx3. Identical to the
     framework's own result (docs/compat.md). fast=True lets the JPEG decoder
-    shrink in the DCT domain first (faster, not identical).
+    shrink in the DCT domain first (faster, not identical). threads: for the
+    decode and resize of one image (0: one per core; the same result).
     """
     return _vinfer.preprocess(src, preset, size, fast, threads)
 

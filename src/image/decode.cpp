@@ -6,6 +6,7 @@
 #include "image/decode_internal.hpp"
 #include "util/file_io.hpp"
 #include "vinfer/decode.hpp"
+#include "util/scratch.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer {
@@ -63,6 +64,7 @@ void decode_memory(const std::uint8_t* data, std::size_t size, const DecodeOptio
 
 void decode_file(const std::string& path, const DecodeOptions& opt, ImageU8& out, ImageInfo* info) {
   thread_local std::vector<std::uint8_t> bytes;
+  const detail::ScratchTrim trim(bytes);
   detail::read_file(path, bytes, 1ULL << 31);
   decode_memory(bytes.data(), bytes.size(), opt, out, path, info);
 }

@@ -19,6 +19,7 @@
 #include "util/cpu_features.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/color.hpp"
+#include "util/scratch.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::detail {
@@ -426,6 +427,7 @@ void decode_raw_parallel(Decompressor& d, const DecodeOptions& opt, ImageU8& out
   jpeg_decompress_struct& c = d.cinfo;
   thread_local RawPlanes planes;
   RawPlanes& st = planes;  // by reference into the lambda: a thread_local named there is the pool thread's own
+  const ScratchTrim trim(st.plane[0], st.plane[1], st.plane[2]);
   st.rows.store(0);
   st.failed.store(false);
   const int imcu_rows = static_cast<int>(c.total_iMCU_rows);

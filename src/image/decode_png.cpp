@@ -10,6 +10,7 @@
 
 #include "image/decode_internal.hpp"
 #include "vinfer/color.hpp"
+#include "util/scratch.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::detail {
@@ -60,6 +61,7 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   std::size_t len = 0;
   if ((rc = spng_decoded_image_size(ctx.p, SPNG_FMT_PNG, &len))) fail(name, rc);
   thread_local std::vector<std::uint8_t> raw;
+  const ScratchTrim trim(raw);
   raw.resize(len);
   if ((rc = spng_decode_image(ctx.p, raw.data(), len, SPNG_FMT_PNG, 0))) fail(name, rc);
 
