@@ -16,7 +16,6 @@ import sys
 import types
 import zipfile
 
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 R = os.path.join(HERE, "regressions")
@@ -98,7 +97,6 @@ def checkpoint_cases():
 
 
 def onnx_cases():
-    import onnx
     from onnx import TensorProto, helper
 
     def model(nodes, inits, inputs, outputs):

@@ -32,25 +32,13 @@ from PIL import Image
 from torchvision import transforms as T
 
 import vinfer
+from common import ROOT, VINFER as CLI, timed_loop
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 IMAGES = os.path.join(ROOT, "tests", "data", "images")
-CLI = os.path.join(ROOT, "build", "vinfer")
 
 
 def p50(samples):
     return statistics.median(samples)
-
-
-def timed(fn, loops, warmup=3):
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(loops):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1e3)
-    return out
 
 
 def cpu_name():
@@ -67,9 +55,9 @@ def bench_preprocess(loops, photos):
         want = tv(Image.open(path).convert("RGB")).unsqueeze(0).numpy()
         got = vinfer.preprocess(path)
         diff = float(np.abs(got - want).max())
-        t_tv = p50(timed(lambda: tv(Image.open(path).convert("RGB")), loops))
-        t_v = p50(timed(lambda: vinfer.preprocess(path), loops))
-        t_v2 = p50(timed(lambda: vinfer.preprocess(path, threads=2), loops))
+        t_tv = p50(timed_loop(lambda: tv(Image.open(path).convert("RGB")), loops, 3))
+        t_v = p50(timed_loop(lambda: vinfer.preprocess(path, threads=1), loops, 3))
+        t_v2 = p50(timed_loop(lambda: vinfer.preprocess(path, threads=2), loops, 3))
         rows.append({"image": os.path.basename(path), "torchvision_ms": t_tv, "vinfer_ms": t_v, "vinfer_2t_ms": t_v2,
                      "speedup": t_tv / t_v, "speedup_2t": t_tv / t_v2, "max_abs_diff": diff})
     return rows
@@ -83,7 +71,7 @@ def bench_vinfer_loop(loops, photo, threads, rounds=3):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "b.json")
         for _ in range(rounds):
-            py.append(p50(timed(lambda: model.classify(photo, topk=5), loops, warmup=10)))
+            py.append(p50(timed_loop(lambda: model.classify(photo, topk=5), loops, warmup=10)))
             subprocess.run([CLI, "bench", "densenet121", photo, "--loops", str(loops), "--warmup", "10", "--threads",
                             str(threads), "--json", out], check=True, capture_output=True)
             cli.append(json.load(open(out))["latency_ms"]["p50"])
@@ -101,7 +89,7 @@ def bench_torch_loop(loops, photo, r):
         with torch.inference_mode():
             y = net(tv(Image.open(photo).convert("RGB")).unsqueeze(0))
             torch.topk(torch.softmax(y, 1), 5)
-    r["torch_corrected_ms"] = p50(timed(torch_loop, loops, warmup=5))
+    r["torch_corrected_ms"] = p50(timed_loop(torch_loop, loops, warmup=5))
     r["torch_over_python"] = r["torch_corrected_ms"] / r["vinfer_python_ms"]
     return r
 
