@@ -2,8 +2,8 @@
 """Writes the regression inputs under fuzz/regressions/<target>/: hostile
 files that once escaped a parser as something other than vinfer::Error (an
 uncaught std:: exception, a signed overflow). Every build replays them
-(fuzz/CMakeLists.txt); each must end in a one-line vinfer error. Needs numpy,
-h5py and onnx:
+(fuzz/CMakeLists.txt); each must end in a one-line vinfer error. Needs h5py
+and onnx:
 
     python fuzz/make_regressions.py
 """
