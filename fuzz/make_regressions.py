@@ -94,6 +94,10 @@ def checkpoint_cases():
         safetensors({"w": {"dtype": "F32", "shape": [2 ** 32, 2 ** 32, 2 ** 32], "data_offsets": [0, 0]}}))
     out("checkpoint", "negative_dims.safetensors",
         safetensors({"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}}, bytes(16)))
+    # A dimension too large for any integer type: JSON parsers read it as a
+    # float, and converting that to an integer is undefined (a fuzz finding).
+    out("checkpoint", "shape_not_an_integer.safetensors",
+        safetensors({"w": {"dtype": "F32", "shape": [2 ** 32, 2 ** 32, 42949672964294967296, 429496729, 0]}}))
 
 
 def onnx_cases():
