@@ -27,13 +27,27 @@ def out(kind, name, data):
         f.write(data)
 
 
+_replaced = []
+
+
 def fake_global(module, name):
-    """An object that pickles as GLOBAL module.name without importing torch."""
+    """An object that pickles as GLOBAL module.name without importing torch
+    (restore_globals() puts back what it replaced, e.g. collections.OrderedDict)."""
     mod = sys.modules.setdefault(module, types.ModuleType(module))
     fn = types.FunctionType((lambda: None).__code__, {}, name)
     fn.__module__, fn.__qualname__ = module, name
+    _replaced.append((mod, name, getattr(mod, name, None)))
     setattr(mod, name, fn)
     return fn
+
+
+def restore_globals():
+    while _replaced:
+        mod, name, old = _replaced.pop()
+        if old is None:
+            delattr(mod, name)
+        else:
+            setattr(mod, name, old)
 
 
 class Call:
@@ -145,7 +159,10 @@ def keras_cases():
 
 
 if __name__ == "__main__":
-    checkpoint_cases()
+    try:
+        checkpoint_cases()
+    finally:
+        restore_globals()
     onnx_cases()
     npy_cases()
     keras_cases()
