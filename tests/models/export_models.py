@@ -90,8 +90,13 @@ def export(name, out_dir, opset):
         y = model(x)
     path = os.path.join(out_dir, name + ".onnx")
     kwargs = dict(opset_version=opset, input_names=["input"], output_names=["logits"], do_constant_folding=True)
-    if int(torch.__version__.split(".")[0]) >= 2:
-        kwargs["dynamo"] = False  # the TorchScript exporter: opsets 11-17, what vinfer reads
+    if os.environ.get("VINFER_EXPORTER") == "dynamo":
+        # torch 2.x's default exporter (opset 18+, IR 10); its own opset unless VINFER_OPSET says.
+        kwargs = dict(input_names=["input"], output_names=["logits"], dynamo=True)
+        if "VINFER_OPSET" in os.environ:
+            kwargs["opset_version"] = opset
+    elif int(torch.__version__.split(".")[0]) >= 2:
+        kwargs["dynamo"] = False  # the TorchScript exporter: opsets 11-17
     torch.onnx.export(model, x, path, **kwargs)
     np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out_dir, name + ".torch.npy"), y.numpy().astype(np.float32))
