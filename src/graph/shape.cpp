@@ -25,6 +25,15 @@ const std::set<std::string>& ops() {
 
 }  // namespace
 
+namespace detail {
+bool dims_fit(const Shape& s, std::int64_t limit) {
+  std::int64_t n = 1;
+  for (std::int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, std::max<std::int64_t>(d, 1), &n) || n > limit) return false;
+  return true;
+}
+}  // namespace detail
+
 bool is_supported_op(const std::string& op) { return ops().count(op) != 0; }
 
 namespace detail {
@@ -86,8 +95,8 @@ std::vector<std::int64_t> reshape_target(const Node& n, const Shape& in, const T
       infer = static_cast<int>(i);
     } else if (out[i] < 0) {
       bad(n, "negative dimension in shape " + shape_str(spec.i));
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known)) {
+      bad(n, "cannot reshape " + shape_str(in) + " to " + shape_str(spec.i));
     }
   }
   if (infer >= 0) {
@@ -119,7 +128,7 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   auto set = [&](std::size_t o, Shape s, DType t = DType::F32) {
     for (std::int64_t d : s)
       if (d < 0) bad(n, "negative output dimension " + shape_str(s));
-    if (numel(s) > limits.max_tensor_elements)
+    if (!dims_fit(s, limits.max_tensor_elements))
       throw Error(ErrorKind::LimitExceeded, n.label() + ": output " + shape_str(s) + " exceeds the tensor element limit");
     if (o < n.outputs.size() && n.outputs[o] >= 0) {
       Value& v = g.value(n.outputs[o]);

@@ -13,5 +13,8 @@ std::vector<std::int64_t> transpose_perm(const Node& n, std::size_t rank);
 std::vector<std::int64_t> pad_amounts(const Graph& g, const Node& n);
 float pad_value(const Graph& g, const Node& n);
 std::vector<std::int64_t> reshape_target(const Node& n, const Shape& in, const TensorData& spec);
+// Whether every dimension is non-negative and the product of the non-zero
+// ones stays within `limit`: then no product of any of them overflows.
+bool dims_fit(const Shape& s, std::int64_t limit);
 
 }  // namespace vinfer::detail

@@ -2,6 +2,7 @@
 // inference). Every size the file declares is checked against the data it
 // carries before anything is read.
 #include "onnx/onnx_import.hpp"
+#include "graph/shape.hpp"
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -27,14 +28,13 @@ namespace fs = std::filesystem;
 
 Shape checked_dims(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits) {
   Shape s;
-  std::int64_t n = 1;
   for (std::int64_t d : t.dims()) {
     if (d < 0) bad(model, "tensor '" + t.name() + "' has a negative dimension");
-    if (d > 0 && n > limits.max_tensor_elements / d)
-      throw Error(ErrorKind::LimitExceeded, model + ": tensor '" + t.name() + "' has more elements than the limit");
-    n *= d;
     s.push_back(d);
   }
+  // Zero dimensions count as 1, so that no product of any of them can overflow later.
+  if (!dims_fit(s, limits.max_tensor_elements))
+    throw Error(ErrorKind::LimitExceeded, model + ": tensor '" + t.name() + "' has more elements than the limit");
   return s;
 }
 
@@ -249,6 +249,8 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       throw Error(ErrorKind::Unsupported, name + ": input '" + vi.name() + "' is not float32");
     Shape s;
     for (const auto& d : tt.shape().dim()) s.push_back(d.has_dim_value() ? d.dim_value() : 1);  // symbolic (batch) dims run as 1
+    if (!dims_fit(s, limits.max_tensor_elements))
+      throw Error(ErrorKind::LimitExceeded, name + ": input '" + vi.name() + "' " + shape_str(s) + " exceeds the tensor element limit");
     ids[vi.name()] = g.add_input(vi.name(), s);
   }
   for (const onnx::NodeProto& np : gp.node()) {
