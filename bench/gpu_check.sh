@@ -8,7 +8,9 @@
 #      the GPU through vinfer, and PyTorch eager's loop as written and corrected.
 # The GPU machine's image has CUDA, cuDNN and PyTorch but not Debian's -dev
 # libraries, so the binaries come prebuilt from here: run `bash scripts/gpu_bundle`
-# first and carry out/gpu with the tree. Results go to $OUT (default out/gpu_check).
+# first and carry out/gpu with the tree. Results go to $OUT (default out/gpu_check),
+# and all of them in one $OUT/results.tgz (where only a few files may travel back:
+# OUT=/tmp/gc bash bench/gpu_check.sh; cp /tmp/gc/results.tgz <there>).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu_check}
@@ -48,7 +50,7 @@ step "op parity (CPU, CUDA, reference)"
 "$BIN/vinfer_tests" --gtest_filter='EngineOps*:Cuda*:Winograd*:Engine.*:FusedPrep*' --gtest_brief=1 2>&1 | tail -n 30 | tee "$OUT/op_tests.txt"
 
 step "network parity (exports by this machine's PyTorch)"
-M=$OUT/models
+M=$work/models   # not under $OUT: only a few files come back from a run
 mkdir -p "$M"
 if ! VINFER_OPSET=17 timeout 120 python3 tests/models/export_models.py "$M" densenet121 resnet50 squeezenet1_1 2>&1 | grep -v Warning | tail -n 5; then
   echo "export failed: the carried squeezenet1_1 only"
@@ -107,4 +109,5 @@ if t:
 print("| what | p50 ms (or ratio) | note |\n|---|---:|---|")
 for r in rows: print("| %s | %.3f | %s |" % r)
 PY
-echo; echo "results in $OUT"
+tar -C "$OUT" -czf "$work/results.tgz" . && mv "$work/results.tgz" "$OUT/"
+echo; echo "results in $OUT (and all of them in $OUT/results.tgz)"

@@ -1,5 +1,4 @@
-// Softmax -> oneDNN softmax on the plain tensor. Before opset 13 ONNX's
-// Softmax normalizes over all dimensions from `axis` on, as one.
+// Softmax -> oneDNN softmax on the plain tensor, as [outer, len, inner].
 #include "cpu/cpu_op.hpp"
 #include "graph/op_params.hpp"
 
@@ -8,15 +7,8 @@ namespace vinfer::cpu {
 void build_softmax(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& s = g.value(n.inputs[0]).shape;
-  const int axis = detail::normalize_axis(n, n.get_int("axis", -1), s.size());
-  std::int64_t outer = 1, len = s[static_cast<std::size_t>(axis)], inner = 1;
-  for (int d = 0; d < axis; ++d) outer *= s[static_cast<std::size_t>(d)];
-  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
-  if (n.get_int("vinfer.opset", 13) < 13) {
-    len *= inner;
-    inner = 1;
-  }
-  const memory::desc md = plain_md({outer, len, inner});
+  const detail::SoftmaxExtent e = detail::softmax_extent(n, s);
+  const memory::desc md = plain_md({e.outer, e.len, e.inner});
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
   TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
   src.md = dst.md = md;

@@ -119,12 +119,13 @@ __global__ void binary_kernel(const float* a, const float* b, float* y, Broadcas
 }
 
 // One block per row: max, sum of exponentials, then the quotients.
-__global__ void softmax_kernel(const float* x, float* y, std::int64_t cols) {
+__global__ void softmax_kernel(const float* x, float* y, std::int64_t len, std::int64_t inner) {
   __shared__ float part[kThreads];
-  const float* xr = x + blockIdx.x * cols;
-  float* yr = y + blockIdx.x * cols;
+  const std::int64_t line = blockIdx.x, o = line / inner, j = line % inner;
+  const float* xr = x + o * len * inner + j;
+  float* yr = y + o * len * inner + j;
   float m = -FLT_MAX;
-  for (std::int64_t i = threadIdx.x; i < cols; i += blockDim.x) m = fmaxf(m, xr[i]);
+  for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) m = fmaxf(m, xr[i * inner]);
   part[threadIdx.x] = m;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -134,7 +135,7 @@ __global__ void softmax_kernel(const float* x, float* y, std::int64_t cols) {
   m = part[0];
   __syncthreads();
   float acc = 0.f;
-  for (std::int64_t i = threadIdx.x; i < cols; i += blockDim.x) acc += expf(xr[i] - m);
+  for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) acc += expf(xr[i * inner] - m);
   part[threadIdx.x] = acc;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
@@ -142,7 +143,7 @@ __global__ void softmax_kernel(const float* x, float* y, std::int64_t cols) {
     __syncthreads();
   }
   const float total = part[0];
-  for (std::int64_t i = threadIdx.x; i < cols; i += blockDim.x) yr[i] = expf(xr[i] - m) / total;
+  for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) yr[i * inner] = expf(xr[i * inner] - m) / total;
 }
 
 __global__ void permute_kernel(const float* x, float* y, Permute p, std::int64_t total) {
@@ -180,8 +181,8 @@ void binary(const float* a, const float* b, float* y, const Broadcast& bc, Binar
   binary_kernel<<<blocks_for(total), kThreads, 0, s>>>(a, b, y, bc, static_cast<int>(op), total);
 }
 
-void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, cudaStream_t s) {
-  softmax_kernel<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, cols);
+void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner, cudaStream_t s) {
+  softmax_kernel<<<static_cast<unsigned>(outer * inner), kThreads, 0, s>>>(x, y, len, inner);
 }
 
 void permute(const float* x, float* y, const Permute& p, std::int64_t total, cudaStream_t s) {

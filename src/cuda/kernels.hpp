@@ -47,8 +47,8 @@ struct Broadcast {
 enum class Binary : int { Add = 0, Sub = 1, Mul = 2, Div = 3 };
 void binary(const float* a, const float* b, float* y, const Broadcast& bc, Binary op, std::int64_t total, cudaStream_t s);
 
-// Softmax over rows of `cols` contiguous values.
-void softmax_rows(const float* x, float* y, std::int64_t rows, std::int64_t cols, cudaStream_t s);
+// Softmax of x as [outer, len, inner] along len (one block per outer x inner line).
+void softmax(const float* x, float* y, std::int64_t outer, std::int64_t len, std::int64_t inner, cudaStream_t s);
 
 // y = x permuted: y's index (i0..ir) reads x at sum(ik * in_strides[k]).
 struct Permute {

@@ -342,8 +342,10 @@ class Program final : public detail::Executor {
                                       cudaEventElapsedTime(&prep, events_[4], events_[1]) == cudaSuccess
                                 : cudaEventElapsedTime(&up, events_[0], events_[1]) == cudaSuccess;
     if (!ok || cudaEventElapsedTime(&compute, events_[1], events_[2]) != cudaSuccess ||
-        cudaEventElapsedTime(&down, events_[2], events_[3]) != cudaSuccess)
+        cudaEventElapsedTime(&down, events_[2], events_[3]) != cudaSuccess) {
+      cudaGetLastError();  // not a kernel's error: keep it from the next run's launch check
       return {};
+    }
     if (image_mode_) return {{"upload", up}, {"preprocess", prep}, {"compute", compute}, {"download", down}};
     return {{"upload", up}, {"compute", compute}, {"download", down}};
   }
@@ -407,17 +409,27 @@ class Program final : public detail::Executor {
     VINFER_CU(cudaMemcpyAsync(pinned_out_, arena_ptr(out_buf_), out_bytes_, cudaMemcpyDeviceToHost, h_.stream));
   }
 
+  // Records event i on the stream. Inside a capture the record must be an
+  // external event node: a plain record there only orders the capture's
+  // streams, and the event would never be recorded when the graph runs.
+  void record(int i) {
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    VINFER_CU(cudaStreamIsCapturing(h_.stream, &capturing));
+    VINFER_CU(cudaEventRecordWithFlags(events_[static_cast<std::size_t>(i)], h_.stream,
+                                       capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : 0));
+  }
+
   // with_upload false: the input is already on the device (run_image).
   void enqueue(bool with_events, bool with_upload = true) {
     if (with_upload) {
-      if (with_events) VINFER_CU(cudaEventRecord(events_[0], h_.stream));
+      if (with_events) record(0);
       upload_input();
     }
-    if (with_events) VINFER_CU(cudaEventRecord(events_[1], h_.stream));
+    if (with_events) record(1);
     for (auto& op : ops_) op->launch(h_);
-    if (with_events) VINFER_CU(cudaEventRecord(events_[2], h_.stream));
+    if (with_events) record(2);
     download_output();
-    if (with_events) VINFER_CU(cudaEventRecord(events_[3], h_.stream));
+    if (with_events) record(3);
   }
 
   // The arena buffer of a runtime value (a view into its concatenation's buffer where planned).
@@ -750,16 +762,13 @@ class Program final : public detail::Executor {
 
   void softmax(const Node& n) {
     const Shape& s = g_.value(n.inputs[0]).shape;
-    const int axis = detail::normalize_axis(n, n.get_int("axis", -1), s.size());
-    std::int64_t inner = 1;
-    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < s.size(); ++d) inner *= s[d];
-    if (inner != 1) unsupported(n, "softmax over an axis that is not the last");
-    const std::int64_t cols = s[static_cast<std::size_t>(axis)], rows = numel(s) / cols;
+    const detail::SoftmaxExtent e = detail::softmax_extent(n, s);
+    if (e.outer * e.inner > 0x7fffffff) unsupported(n, "more than 2^31 softmax lines");
     auto op = std::make_unique<KernelOp>();
     auto args = std::make_shared<std::array<float*, 2>>();
     bind(*op, n.inputs[0], &(*args)[0]);
     bind(*op, n.outputs[0], &(*args)[1]);
-    op->fn = [=](cudaStream_t st) { k::softmax_rows((*args)[0], (*args)[1], rows, cols, st); };
+    op->fn = [=](cudaStream_t st) { k::softmax((*args)[0], (*args)[1], e.outer, e.len, e.inner, st); };
     finish(std::move(op), n, "vinfer:softmax");
   }
 

@@ -122,6 +122,19 @@ int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank) {
   return static_cast<int>(axis < 0 ? axis + r : axis);
 }
 
+SoftmaxExtent softmax_extent(const Node& n, const Shape& x) {
+  const int axis = normalize_axis(n, n.get_int("axis", -1), x.size());
+  SoftmaxExtent e;
+  e.len = x[static_cast<std::size_t>(axis)];
+  for (int d = 0; d < axis; ++d) e.outer *= x[static_cast<std::size_t>(d)];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < x.size(); ++d) e.inner *= x[d];
+  if (n.get_int("vinfer.opset", 13) < 13) {
+    e.len *= e.inner;
+    e.inner = 1;
+  }
+  return e;
+}
+
 DenseParams dense_params(const Graph& g, const Node& n) {
   auto unsupported = [&](const std::string& what) {
     throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported");

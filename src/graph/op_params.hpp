@@ -54,4 +54,11 @@ Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
 // Normalizes a possibly negative axis against a rank; throws BadInput naming the node.
 int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank);
 
+// Softmax over x as [outer, len, inner], normalized along len. Before opset 13
+// ONNX's Softmax normalizes over all dimensions from `axis` on, as one (inner 1).
+struct SoftmaxExtent {
+  std::int64_t outer = 1, len = 1, inner = 1;
+};
+SoftmaxExtent softmax_extent(const Node& n, const Shape& x);
+
 }  // namespace vinfer::detail

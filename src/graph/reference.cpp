@@ -272,14 +272,8 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
       }
   } else if (op == "Softmax") {
     const TensorData& x = arg(0);
-    const int axis = normalize_axis(n, n.get_int("axis", -1), x.shape.size());
-    I outer = 1, len = x.shape[static_cast<std::size_t>(axis)], inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.shape[static_cast<std::size_t>(d)];
-    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
-    if (n.get_int("vinfer.opset", 13) < 13) {  // opsets < 13: softmax over the flattened trailing block
-      len *= inner;
-      inner = 1;
-    }
+    const SoftmaxExtent e = softmax_extent(n, x.shape);
+    const I outer = e.outer, len = e.len, inner = e.inner;
     for (I o = 0; o < outer; ++o)
       for (I in_i = 0; in_i < inner; ++in_i) {
         auto at = [&](I k) { return static_cast<std::size_t>((o * len + k) * inner + in_i); };

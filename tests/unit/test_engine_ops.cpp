@@ -1078,6 +1078,11 @@ TEST(EngineOps, GemmMatMulSoftmax) {
   const int sx = s.add_input("x", {1, 3, 4});
   s.mark_output(s.add_node("Softmax", {sx}, {{"axis", std::int64_t{1}}, {"vinfer.opset", std::int64_t{11}}})[0]);
   EXPECT_LT(cpu_vs_reference(s), 1e-6);
+  // From opset 13 over the one axis, with dimensions after it.
+  Graph m;
+  const int mx = m.add_input("x", {2, 5, 3});
+  m.mark_output(m.add_node("Softmax", {mx}, {{"axis", std::int64_t{1}}})[0]);
+  EXPECT_LT(cpu_vs_reference(m), 1e-6);
 }
 
 // The batch-1 fully connected kernel (gemv.hpp): each ISA's against the plain
