@@ -29,7 +29,16 @@ memory::desc blocked_md(const Shape& s) {
   return memory::desc(to_dims(s), memory::data_type::f32, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
 }
 
-memory::desc md_for(const Shape& s, Form form) { return form == Form::Blocked ? blocked_md(s) : plain_md(s); }
+memory::desc md_for(const Shape& s, Form form) {
+  if (form == Form::Blocked) return blocked_md(s);
+  if (form == Form::Plain) return plain_md(s);
+  if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
+  return memory::desc(to_dims(s), memory::data_type::f32, Tag::nhwc);
+}
+
+const char* form_name(Form form) {
+  return form == Form::Plain ? "plain" : form == Form::Blocked ? "blocked" : "channels-last";
+}
 
 memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
                     std::vector<Block>& keep) {

@@ -26,7 +26,9 @@ using Tag = memory::format_tag;
 enum class Form {
   Plain,    // row-major (NCHW for 4-D), exactly the ONNX tensor
   Blocked,  // nChw8c or nChw16c (channel_block()): channels in blocks, zero-padded (4-D only)
+  ChannelsLast,  // NHWC (4-D only): for grouped convolutions whose groups are not whole blocks
 };
+const char* form_name(Form form);
 
 struct TensorRef {
   int buffer = -1;   // arena buffer id

@@ -499,14 +499,23 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
 
-  // The first convolution of a network reads the plain 3-channel image directly:
-  // oneDNN has fast kernels for plain src with few channels, and only its
-  // reference one for a blocked src padded from 3 channels to a whole block.
-  const Form in_form = xs[1] % channel_block() == 0 ? Form::Blocked : Form::Plain;
-  if (build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
-  const memory::desc src_md = md_for(xs, in_form), dst_md = blocked_md(ys);
-
+  // Layouts, where oneDNN 2.6 has fast kernels (else only its reference one,
+  // 100-1000x slower; measured per shape, `vinfer profile` names the
+  // implementation). A convolution reading fewer channels than a block (the
+  // network's image) reads the plain tensor: a block padded from 3 channels
+  // gets the reference kernel. A grouped one whose groups are not whole
+  // blocks (ResNeXt, RegNet; depthwise ones excepted) runs channels-last in
+  // and out. Every other reads and writes blocks, also where the channel
+  // count is not a whole number of blocks (the padded lanes are zero).
   const std::int64_t G = p.group;
+  const std::int64_t blk = channel_block();
+  const bool depthwise = G > 1 && G == xs[1] && G == ys[1];
+  const bool split_groups = G > 1 && !depthwise && ((xs[1] / G) % blk != 0 || (ys[1] / G) % blk != 0);
+  const Form in_form = split_groups ? Form::ChannelsLast : xs[1] < blk ? Form::Plain : Form::Blocked;
+  const Form out_form = split_groups ? Form::ChannelsLast : Form::Blocked;
+  if (build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
+  const memory::desc src_md = md_for(xs, in_form), dst_md = md_for(ys, out_form);
+
   memory::desc user_w;
   if (G == 1) {
     user_w = memory::desc(to_dims(w->shape), memory::data_type::f32, Tag::oihw);
@@ -522,7 +531,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
-  attr.set_post_ops(make_post_ops(ctx, n, Form::Blocked, extra));
+  attr.set_post_ops(make_post_ops(ctx, n, out_form, extra));
   auto desc = [&](dnnl::algorithm alg) {
     return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md, strides, dil, pl, pr)
              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides, dil, pl, pr);
@@ -571,7 +580,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
   TensorRef src = ctx.input(n.inputs[0], in_form);
-  TensorRef dst = ctx.output(n.outputs[0], Form::Blocked);
+  TensorRef dst = ctx.output(n.outputs[0], out_form);
   if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc(), op->buffers);

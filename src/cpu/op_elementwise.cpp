@@ -2,21 +2,30 @@
 // broadcasting (oneDNN binary). Most activations never get here: the passes
 // fuse them into the producing convolution.
 #include <limits>
+#include <utility>
 
 #include "cpu/cpu_op.hpp"
 
 namespace vinfer::cpu {
 namespace {
 
-// 4-D float tensors live blocked; everything else plain.
-Form form_of(const Shape& s) { return s.size() == 4 ? Form::Blocked : Form::Plain; }
+// 4-D float tensors live blocked, or channels-last where the full-size
+// input already is only so (after a grouped convolution that runs so);
+// everything else plain.
+Form form_of(const BuildContext& ctx, const Node& n, const Shape& s) {
+  if (s.size() != 4) return Form::Plain;
+  for (int v : n.inputs)
+    if (v >= 0 && !ctx.graph().value(v).is_constant() && ctx.graph().value(v).shape == s)
+      return ctx.has_form(v, Form::ChannelsLast) && !ctx.has_form(v, Form::Blocked) ? Form::ChannelsLast : Form::Blocked;
+  return Form::Blocked;
+}
 
 }  // namespace
 
 void build_eltwise(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& s = g.value(n.inputs[0]).shape;
-  const Form form = form_of(s);
+  const Form form = form_of(ctx, n, s);
   dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
   float alpha = 0, beta = 0;
   if (n.op == "Sigmoid") {
@@ -45,11 +54,16 @@ void build_binary(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& ys = g.value(n.outputs[0]).shape;
   if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "integer arithmetic on runtime values");
-  const Form form = form_of(ys);
+  const Form form = form_of(ctx, n, ys);
   auto op = std::make_unique<PrimitiveOp>();
+  // oneDNN broadcasts its second operand only (else its reference kernel
+  // runs): Add and Mul take the full-size operand first (squeeze-and-excite
+  // blocks write Mul(scale, x)).
+  int in[2] = {n.inputs[0], n.inputs[1]};
+  if ((n.op == "Add" || n.op == "Mul") && g.value(in[0]).shape != ys && g.value(in[1]).shape == ys) std::swap(in[0], in[1]);
   memory::desc mds[2];
   for (int i = 0; i < 2; ++i) {
-    const int v = n.inputs[static_cast<std::size_t>(i)];
+    const int v = in[i];
     // oneDNN wants equal ranks: prepend 1s (same bytes).
     Shape s = g.value(v).shape;
     s.insert(s.begin(), ys.size() - s.size(), 1);

@@ -110,15 +110,16 @@ class Program final : public BuildContext, public detail::Executor {
   TensorRef input(int value, Form form) override {
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
-    const Form other = form == Form::Plain ? Form::Blocked : Form::Plain;
-    auto src = forms_.find({value, other});
+    auto src = forms_.end();
+    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast})
+      if (src == forms_.end() && other != form) src = forms_.find({value, other});
     if (src == forms_.end()) {
       if (g_.value(value).is_constant())
         throw Error(ErrorKind::Unsupported, "constant '" + g_.value(value).name + "' used where the CPU backend expects an activation");
       throw Error(ErrorKind::Internal, "value '" + g_.value(value).name + "' read before it is produced");
     }
     TensorRef to = output(value, form);
-    add(make_reorder(eng_, src->second, to, "to " + std::string(form == Form::Plain ? "plain" : "blocked") + " '" + g_.value(value).name + "'"));
+    add(make_reorder(eng_, src->second, to, std::string("to ") + form_name(form) + " '" + g_.value(value).name + "'"));
     return to;
   }
 

@@ -26,6 +26,7 @@ import torchvision
 ALL = ["densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
        "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2", "squeezenet1_1",
        "efficientnet_b0"]
+# "zoo": every classifier torchvision lists (list_models, torchvision >= 0.14).
 CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"]
 # Built into vinfer (src/zoo/torchvision.cpp): these get .pth files.
 ZOO = {"densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
@@ -85,7 +86,8 @@ def export(name, out_dir, opset):
     with torch.no_grad():
         randomize_batchnorm(model, gen)
     model.eval()
-    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(2))
+    size = 299 if name == "inception_v3" else 224
+    x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         y = model(x)
     path = os.path.join(out_dir, name + ".onnx")
@@ -115,13 +117,19 @@ def main():
     names = sys.argv[2:] or CI
     if names == ["all"]:
         names = ALL
+    known = ALL
+    if hasattr(torchvision.models, "list_models"):
+        zoo = sorted(torchvision.models.list_models(module=torchvision.models))
+        known = ALL + [n for n in zoo if n not in ALL]
+        if names == ["zoo"]:
+            names = zoo
     opset = int(os.environ.get("VINFER_OPSET", "13"))
     os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     save_hostile(os.path.join(out_dir, "hostile.pth"))
     for name in names:
-        if name not in ALL:
-            sys.exit(f"unknown model {name}; known: {' '.join(ALL)}")
+        if name not in known:
+            sys.exit(f"unknown model {name}; known: {' '.join(known)}")
         want = [name + ".torch.npy", name + ".onnx"] + ([name + ".pth"] if name in ZOO else [])
         if all(os.path.exists(os.path.join(out_dir, w)) for w in want):
             continue

@@ -140,6 +140,19 @@ std::string impls_with(const Graph& g, const char* var, const char* value, doubl
   return impls;
 }
 
+// cpu_vs_reference within 1e-5, and no op on oneDNN's reference kernel
+// where oneDNN runs at AVX2 or better (at level plain it may need them).
+void expect_fast_and_exact(const Graph& g, const std::string& what) {
+  EXPECT_LT(cpu_vs_reference(g), 1e-5) << what;
+  if (detail::cpu_features().level == detail::IsaLevel::Plain) return;
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(g, "test", opt);
+  std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
+  for (const LayerProfile& l : m.profile(in.data(), out.data()))
+    EXPECT_EQ(l.impl.rfind("ref", 0), std::string::npos) << what << ": " << l.name << " runs " << l.impl;
+}
+
 Graph conv_graph(Shape x, std::int64_t m, Ints k, std::map<std::string, AttrValue> attrs, bool bias, unsigned seed) {
   Graph g;
   const int in = g.add_input("x", x);
@@ -172,6 +185,48 @@ TEST(EngineOps, ConvVariants) {
   };
   unsigned seed = 1;
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
+}
+
+// The layers of MobileNet, EfficientNet, RegNet and ResNeXt that oneDNN runs
+// only with its reference kernel (100-1000x slower) unless the backend picks
+// the layout: grouped convolutions whose groups are not whole channel blocks,
+// convolutions reading a channel count that is not a whole number of blocks
+// (after a residual addition), and squeeze-and-excite's Mul(scale, x). Each
+// exact, and (where oneDNN runs at AVX2 or better) none on a `ref` kernel.
+TEST(EngineOps, MobileLayersRunOnFastKernels) {
+  auto add_conv = [](Graph& g, int x, std::int64_t ic, std::int64_t oc, std::int64_t k, std::int64_t group, unsigned seed) {
+    const int w = g.add_constant("w" + std::to_string(seed), test::random_tensor({oc, ic / group, k, k}, seed));
+    const std::int64_t p = k / 2;
+    return g.add_node("Conv", {x, w}, {{"group", group}, {"pads", Ints{p, p, p, p}}})[0];
+  };
+  struct Case {
+    const char* what;
+    std::int64_t c, groups;
+  };
+  for (const Case& c : {Case{"ResNeXt: 4 channels per group", 128, 32}, Case{"RegNet: 8 per group", 48, 6},
+                        Case{"24 per group", 48, 2}, Case{"depthwise, 40 channels", 40, 40}}) {
+    Graph g;
+    const int x = g.add_input("x", {1, c.c, 14, 14});
+    const int y = add_conv(g, x, c.c, c.c, 3, c.groups, 1);
+    g.mark_output(g.add_node("Relu", {y})[0]);
+    expect_fast_and_exact(g, c.what);
+  }
+  {  // MobileNetV2: a 24-channel residual sum read by a 1x1 expansion
+    Graph g;
+    const int x = g.add_input("x", {1, 24, 14, 14});
+    const int a = add_conv(g, x, 24, 24, 1, 1, 2);
+    const int s = g.add_node("Add", {a, x})[0];
+    g.mark_output(add_conv(g, s, 24, 144, 1, 1, 3));
+    expect_fast_and_exact(g, "24-channel residual into a 1x1");
+  }
+  {  // squeeze-and-excite as torchvision writes it: Mul(scale, x)
+    Graph g;
+    const int x = g.add_input("x", {1, 40, 14, 14});
+    const int pooled = g.add_node("GlobalAveragePool", {x})[0];
+    const int scale = g.add_node("Sigmoid", {add_conv(g, pooled, 40, 40, 1, 1, 4)})[0];
+    g.mark_output(g.add_node("Mul", {scale, x})[0]);
+    expect_fast_and_exact(g, "squeeze-and-excite");
+  }
 }
 
 // vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) and F(2,3) for
