@@ -27,7 +27,7 @@ ALL = ["densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg
        "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2", "squeezenet1_1",
        "efficientnet_b0"]
 # "zoo": every classifier torchvision lists (list_models, torchvision >= 0.14).
-CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1"]
+CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1", "regnet_y_400mf"]
 # Built into vinfer (src/zoo/torchvision.cpp): these get .pth files.
 ZOO = {"densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
        "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}

@@ -80,6 +80,9 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   std::vector<float> y2(m.output_size(), NAN);
   m.run(x.data(), y2.data());
   EXPECT_EQ(y, y2);
+  // No layer on oneDNN's reference kernel (100-1000x slower than its others).
+  for (const vinfer::LayerProfile& l : m.profile(x.data(), y2.data()))
+    EXPECT_EQ(l.impl.rfind("ref", 0), std::string::npos) << GetParam() << ": " << l.name << " runs " << l.impl;
   // The fusion passes change nothing but speed: unfused gives the same logits.
   opt.optimize = false;
   vinfer::Model plain = vinfer::Model::load_onnx(base + ".onnx", opt);
