@@ -50,6 +50,11 @@ struct PostOp {
     Sigmoid,
     Swish,    // x * sigmoid(x)
     Sum,      // x + the node's extra input `sum_input`
+    HardSigmoid,  // max(0, min(1, alpha * x + beta))
+    HardSwish,    // x * max(0, min(1, x / 6 + 1 / 2))
+    LeakyRelu,    // x < 0 ? alpha * x : x
+    Tanh,
+    Gelu,         // x / 2 * (1 + erf(x / sqrt(2)))
   } kind = Relu;
   float alpha = 0, beta = 0;
   int sum_input = -1;  // value id, for Sum

@@ -62,20 +62,35 @@ dnnl::primitive_attr default_attr() {
   return attr;
 }
 
+std::vector<EltwiseStep> eltwise_steps(const PostOp& act) {
+  using A = dnnl::algorithm;
+  switch (act.kind) {
+    case PostOp::Relu: return {{A::eltwise_relu}};
+    case PostOp::Clip: return {{A::eltwise_clip, act.alpha, act.beta}};
+    case PostOp::Sigmoid: return {{A::eltwise_logistic}};
+    case PostOp::Swish: return {{A::eltwise_swish, 1.f}};
+    case PostOp::HardSigmoid: return {{A::eltwise_linear, act.alpha, act.beta}, {A::eltwise_clip, 0.f, 1.f}};
+    case PostOp::HardSwish: return {{A::eltwise_hardswish}};  // x * relu6(x + 3) / 6, ONNX's
+    case PostOp::LeakyRelu: return {{A::eltwise_relu, act.alpha}};
+    case PostOp::Tanh: return {{A::eltwise_tanh}};
+    case PostOp::Gelu: return {{A::eltwise_gelu_erf}};
+    case PostOp::Sum: break;
+  }
+  throw Error(ErrorKind::Internal, std::string("no oneDNN form of ") + to_string(act.kind));
+}
+
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args) {
   dnnl::post_ops ops;
   for (const PostOp& p : n.post_ops) {
     switch (p.kind) {
-      case PostOp::Relu: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); break;
-      case PostOp::Clip: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, p.alpha, p.beta); break;
-      case PostOp::Sigmoid: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f); break;
-      case PostOp::Swish: ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f); break;
       case PostOp::Sum: {
         TensorRef t = ctx.input(p.sum_input, form);
         ops.append_binary(dnnl::algorithm::binary_add, t.md);
         binary_args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(ops.len() - 1) | DNNL_ARG_SRC_1, t);
         break;
       }
+      default:
+        for (const EltwiseStep& e : eltwise_steps(p)) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
     }
   }
   return ops;

@@ -114,6 +114,13 @@ memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::
 // oneDNN post-ops for a node's fused epilogue (Sum uses a binary add with the operand's tensor).
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args);
 dnnl::primitive_attr default_attr();
+// One oneDNN element-wise step (algorithm, alpha, beta).
+struct EltwiseStep {
+  dnnl::algorithm alg;
+  float alpha = 0, beta = 0;
+};
+// The oneDNN steps that compute an activation (HardSigmoid takes two).
+std::vector<EltwiseStep> eltwise_steps(const PostOp& act);
 // Records a primitive's scratchpad and implementation name.
 void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd);
 [[noreturn]] void unsupported(const Node& n, const std::string& what);

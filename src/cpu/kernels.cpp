@@ -4,32 +4,17 @@
 #include <cmath>
 
 #include "cpu/gemv.hpp"
+#include "graph/activation.hpp"
 
 namespace vinfer::cpu {
-namespace {
-
-inline float sigmoid(float v) { return 1.f / (1.f + std::exp(-v)); }
-
-}  // namespace
-
 void apply_post(float* y, std::int64_t n, const std::vector<PostOp>& post, const float* sum) {
   for (const PostOp& p : post) {
-    switch (p.kind) {
-      case PostOp::Relu:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
-        break;
-      case PostOp::Clip:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], p.alpha), p.beta);
-        break;
-      case PostOp::Sigmoid:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid(y[i]);
-        break;
-      case PostOp::Swish:
-        for (std::int64_t i = 0; i < n; ++i) y[i] = y[i] * sigmoid(y[i]);
-        break;
-      case PostOp::Sum:
-        for (std::int64_t i = 0; i < n; ++i) y[i] += sum[i];
-        break;
+    if (p.kind == PostOp::Sum) {
+      for (std::int64_t i = 0; i < n; ++i) y[i] += sum[i];
+    } else if (p.kind == PostOp::Relu) {
+      for (std::int64_t i = 0; i < n; ++i) y[i] = std::max(y[i], 0.f);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) y[i] = detail::apply_activation(p, y[i]);
     }
   }
 }

@@ -1,10 +1,11 @@
-// Standalone Relu/Clip/Sigmoid (oneDNN eltwise) and Add/Mul/Sub/Div with
+// Standalone activations (oneDNN eltwise) and Add/Mul/Sub/Div with
 // broadcasting (oneDNN binary). Most activations never get here: the passes
 // fuse them into the producing convolution.
 #include <limits>
 #include <utility>
 
 #include "cpu/cpu_op.hpp"
+#include "graph/activation.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -24,30 +25,21 @@ Form form_of(const BuildContext& ctx, const Node& n, const Shape& s) {
 
 void build_eltwise(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
-  const Shape& s = g.value(n.inputs[0]).shape;
-  const Form form = form_of(ctx, n, s);
-  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;
-  float alpha = 0, beta = 0;
-  if (n.op == "Sigmoid") {
-    alg = dnnl::algorithm::eltwise_logistic;
-  } else if (n.op == "Clip") {
-    alg = dnnl::algorithm::eltwise_clip;
-    alpha = n.get_float("min", -std::numeric_limits<float>::infinity());
-    beta = n.get_float("max", std::numeric_limits<float>::infinity());
-    if (n.inputs.size() > 1 && n.inputs[1] >= 0) alpha = g.constant(n.inputs[1])->f.at(0);
-    if (n.inputs.size() > 2 && n.inputs[2] >= 0) beta = g.constant(n.inputs[2])->f.at(0);
-  }
+  const Form form = form_of(ctx, n, g.value(n.inputs[0]).shape);
   TensorRef src = ctx.input(n.inputs[0], form);
-  TensorRef dst = ctx.output(n.outputs[0], form);
-  auto op = std::make_unique<PrimitiveOp>();
-  dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.md, alpha, beta);
-  dnnl::eltwise_forward::primitive_desc pd(d, default_attr(), ctx.engine());
-  op->prim = dnnl::eltwise_forward(pd);
-  op->name = n.label();
-  op->acts[DNNL_ARG_SRC] = src;
-  op->acts[DNNL_ARG_DST] = dst;
-  finish(*op, pd);
-  ctx.add(std::move(op));
+  const TensorRef dst = ctx.output(n.outputs[0], form);
+  for (const EltwiseStep& e : eltwise_steps(detail::activation_of(g, n))) {  // later steps in place
+    auto op = std::make_unique<PrimitiveOp>();
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, e.alg, src.md, e.alpha, e.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, default_attr(), ctx.engine());
+    op->prim = dnnl::eltwise_forward(pd);
+    op->name = n.label();
+    op->acts[DNNL_ARG_SRC] = src;
+    op->acts[DNNL_ARG_DST] = dst;
+    finish(*op, pd);
+    ctx.add(std::move(op));
+    src = dst;
+  }
 }
 
 void build_binary(BuildContext& ctx, const Node& n) {

@@ -15,6 +15,7 @@
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_op.hpp"
 #include "cpu/tune.hpp"
+#include "graph/activation.hpp"
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "vinfer/error.hpp"
@@ -220,7 +221,7 @@ class Program final : public BuildContext, public detail::Executor {
     const std::string& op = n.op;
     if (op == "Conv") build_conv(*this, n);
     else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "ReduceMean") build_pool(*this, n);
-    else if (op == "Relu" || op == "Clip" || op == "Sigmoid") build_eltwise(*this, n);
+    else if (detail::is_activation(op)) build_eltwise(*this, n);
     else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") build_binary(*this, n);
     else if (op == "Concat") build_concat(*this, n);
     else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);

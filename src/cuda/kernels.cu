@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "cuda/kernels.hpp"
+#include "graph/activation_formula.hpp"
 
 namespace vinfer::cuda::k {
 namespace {
@@ -16,15 +17,8 @@ int blocks_for(std::int64_t n) {
 }
 
 __device__ float apply_post(float v, const PostOps& post, const float* sum, std::int64_t i) {
-  for (int p = 0; p < post.count; ++p) {
-    switch (post.kind[p]) {
-      case PostOps::Relu: v = v > 0.f ? v : 0.f; break;
-      case PostOps::Clip: v = fminf(fmaxf(v, post.alpha[p]), post.beta[p]); break;
-      case PostOps::Sigmoid: v = 1.f / (1.f + expf(-v)); break;
-      case PostOps::Swish: v = v / (1.f + expf(-v)); break;
-      case PostOps::Sum: v += sum[i]; break;
-    }
-  }
+  for (int p = 0; p < post.count; ++p)
+    v = post.kind[p] == detail::kSum ? v + sum[i] : detail::activation_formula(post.kind[p], post.alpha[p], post.beta[p], v);
   return v;
 }
 

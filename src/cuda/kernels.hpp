@@ -11,8 +11,8 @@
 namespace vinfer::cuda::k {
 
 // A fused epilogue: up to four post-ops applied in order after the bias.
+// Up to four post-ops; kind: PostOp::Kind's value (the formulas of graph/activation_formula.hpp).
 struct PostOps {
-  enum Kind : int { Relu = 0, Clip = 1, Sigmoid = 2, Swish = 3, Sum = 4 };
   int count = 0;
   int kind[4] = {};
   float alpha[4] = {}, beta[4] = {};

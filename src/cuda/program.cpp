@@ -26,6 +26,7 @@
 
 #include "cuda/cuda_backend.hpp"
 #include "cuda/kernels.hpp"
+#include "graph/activation.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 #include "image/fused_prep.hpp"
@@ -116,11 +117,7 @@ k::PostOps post_ops(const Node& n, std::size_t from = 0) {
   for (std::size_t i = from; i < n.post_ops.size(); ++i) {
     if (p.count == 4) unsupported(n, "more than four fused post-ops");
     const PostOp& o = n.post_ops[i];
-    p.kind[p.count] = o.kind == PostOp::Relu      ? k::PostOps::Relu
-                      : o.kind == PostOp::Clip    ? k::PostOps::Clip
-                      : o.kind == PostOp::Sigmoid ? k::PostOps::Sigmoid
-                      : o.kind == PostOp::Swish   ? k::PostOps::Swish
-                                                  : k::PostOps::Sum;
+    p.kind[p.count] = static_cast<int>(o.kind);
     p.alpha[p.count] = o.alpha;
     p.beta[p.count] = o.beta;
     ++p.count;
@@ -469,7 +466,7 @@ class Program final : public detail::Executor {
     else if (op == "vinfer.ScaleShift") scale_shift(n);
     else if (op == "MaxPool" || op == "AveragePool") pool(n);
     else if (op == "GlobalAveragePool" || op == "ReduceMean") global_pool(n);
-    else if (op == "Relu" || op == "Clip" || op == "Sigmoid") unary(n);
+    else if (detail::is_activation(op)) unary(n);
     else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") binary(n);
     else if (op == "Concat") concat(n);
     else if (op == "Gemm" || op == "MatMul") gemm(n);
@@ -655,17 +652,10 @@ class Program final : public detail::Executor {
   void unary(const Node& n) {
     k::PostOps post;
     post.count = 1;
-    if (n.op == "Relu") {
-      post.kind[0] = k::PostOps::Relu;
-    } else if (n.op == "Sigmoid") {
-      post.kind[0] = k::PostOps::Sigmoid;
-    } else {
-      post.kind[0] = k::PostOps::Clip;
-      post.alpha[0] = n.get_float("min", -std::numeric_limits<float>::infinity());
-      post.beta[0] = n.get_float("max", std::numeric_limits<float>::infinity());
-      if (n.inputs.size() > 1 && n.inputs[1] >= 0) post.alpha[0] = g_.constant(n.inputs[1])->f.at(0);
-      if (n.inputs.size() > 2 && n.inputs[2] >= 0) post.beta[0] = g_.constant(n.inputs[2])->f.at(0);
-    }
+    const PostOp act = detail::activation_of(g_, n);
+    post.kind[0] = static_cast<int>(act.kind);
+    post.alpha[0] = act.alpha;
+    post.beta[0] = act.beta;
     const std::int64_t total = numel(g_.value(n.inputs[0]).shape);
     auto op = std::make_unique<KernelOp>();
     auto args = std::make_shared<std::array<float*, 2>>();

@@ -16,6 +16,11 @@ const char* to_string(PostOp::Kind k) {
     case PostOp::Sigmoid: return "Sigmoid";
     case PostOp::Swish: return "Swish";
     case PostOp::Sum: return "Sum";
+    case PostOp::HardSigmoid: return "HardSigmoid";
+    case PostOp::HardSwish: return "HardSwish";
+    case PostOp::LeakyRelu: return "LeakyRelu";
+    case PostOp::Tanh: return "Tanh";
+    case PostOp::Gelu: return "Gelu";
   }
   return "?";
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/activation.hpp"
 #include "graph/reference.hpp"
 #include "graph/shape.hpp"
 #include "graph/op_params.hpp"
@@ -225,17 +226,7 @@ int fuse_activations(Graph& g) {
       int x = -1;
       int replaced = act.outputs.empty() ? -1 : act.outputs[0];
       std::vector<std::size_t> remove{k};
-      if (act.op == "Relu") {
-        po.kind = PostOp::Relu;
-        x = act.inputs[0];
-      } else if (act.op == "Clip") {
-        po.kind = PostOp::Clip;
-        po.alpha = act.get_float("min", -INFINITY);
-        po.beta = act.get_float("max", INFINITY);
-        if (act.inputs.size() > 1 && act.inputs[1] >= 0) po.alpha = g.constant(act.inputs[1])->f.at(0);
-        if (act.inputs.size() > 2 && act.inputs[2] >= 0) po.beta = g.constant(act.inputs[2])->f.at(0);
-        x = act.inputs[0];
-      } else if (act.op == "Sigmoid") {
+      if (act.op == "Sigmoid") {
         x = act.inputs[0];
         // x * Sigmoid(x) (SiLU as exported): fuse both nodes when x has exactly these two readers.
         const int s = act.outputs[0];
@@ -254,6 +245,9 @@ int fuse_activations(Graph& g) {
         } else {
           po.kind = PostOp::Sigmoid;
         }
+      } else if (detail::is_activation(act.op)) {
+        po = detail::activation_of(g, act);
+        x = act.inputs[0];
       } else {
         continue;
       }

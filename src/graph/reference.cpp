@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/activation.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 #include "vinfer/error.hpp"
@@ -50,8 +51,6 @@ void broadcast_apply(const std::vector<T>& a, const Shape& sa, const std::vector
     }
   }
 }
-
-float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 void conv(const Node& n, const TensorData& x, const TensorData& w, const TensorData* b, TensorData& y) {
   const WindowParams p = conv_params(n, x.shape, w.shape);
@@ -123,15 +122,7 @@ void apply_post_ops(const Node& n, TensorData& y, const std::vector<const Tensor
       for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] += s->f[i];
       continue;
     }
-    for (float& v : y.f) {
-      switch (p.kind) {
-        case PostOp::Relu: v = std::max(v, 0.f); break;
-        case PostOp::Clip: v = std::min(std::max(v, p.alpha), p.beta); break;
-        case PostOp::Sigmoid: v = sigmoid(v); break;
-        case PostOp::Swish: v = v * sigmoid(v); break;
-        case PostOp::Sum: break;
-      }
-    }
+    for (float& v : y.f) v = apply_activation(p, v);
   }
 }
 
@@ -172,19 +163,10 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
       const auto c = static_cast<std::size_t>((static_cast<I>(i) / inner) % C);
       y.f[i] = x.f[i] * scale[c] + shift[c];
     }
-  } else if (op == "Relu" || op == "Sigmoid" || op == "Clip") {
+  } else if (is_activation(op)) {
     const TensorData& x = arg(0);
-    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
-    if (op == "Clip") {
-      lo = n.get_float("min", lo);
-      hi = n.get_float("max", hi);
-      if (opt(1)) lo = opt(1)->f.at(0);
-      if (opt(2)) hi = opt(2)->f.at(0);
-    }
-    for (std::size_t i = 0; i < y.f.size(); ++i) {
-      const float v = x.f[i];
-      y.f[i] = op == "Relu" ? std::max(v, 0.f) : op == "Sigmoid" ? sigmoid(v) : std::min(std::max(v, lo), hi);
-    }
+    const PostOp act = activation_of(g, n);
+    for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] = apply_activation(act, x.f[i]);
   } else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") {
     const TensorData &a = arg(0), &b = arg(1);
     const char c = op[0];

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/activation.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 #include "vinfer/error.hpp"
@@ -13,11 +14,15 @@ using detail::broadcast_shapes;
 using detail::normalize_axis;
 
 const std::set<std::string>& ops() {
-  static const std::set<std::string> s = {
-      "Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Mul", "Add", "Sub", "Div", "MaxPool",
-      "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
-      "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
-      "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift"};
+  static const std::set<std::string> s = [] {
+    std::set<std::string> ops = {
+        "Conv", "BatchNormalization", "Mul", "Add", "Sub", "Div", "MaxPool",
+        "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
+        "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
+        "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift"};
+    for (const std::string& a : detail::activation_ops()) ops.insert(a);
+    return ops;
+  }();
   return s;
 }
 
@@ -163,17 +168,14 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   } else if (op == "vinfer.ScaleShift") {
     need_inputs(3, 3);
     set(0, in_shape(0));
-  } else if (op == "Relu" || op == "Sigmoid" || op == "Identity" || op == "Dropout") {
+  } else if (op == "Identity" || op == "Dropout") {
     need_inputs(1, op == "Dropout" ? 3 : 1);
     set(0, in_shape(0), in_dtype(0));
     if (op == "Dropout" && n.outputs.size() > 1 && n.outputs[1] >= 0) set(1, in_shape(0));
-  } else if (op == "Clip") {
-    need_inputs(1, 3);
-    for (std::size_t i = 1; i < n.inputs.size(); ++i)
-      if (n.inputs[i] >= 0) {
-        const TensorData& t = need_const(i, "min and max");
-        if (t.numel() != 1 || t.dtype != DType::F32) bad(n, "min and max must be float scalars");
-      }
+  } else if (detail::is_activation(op)) {
+    need_inputs(1, detail::activation_max_inputs(op));
+    if (in_dtype(0) != DType::F32) bad(n, "the input must be float32");
+    detail::activation_of(g, n);  // its parameters (throws where they are not what backends take)
     set(0, in_shape(0));
   } else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") {
     need_inputs(2, 2);

@@ -23,6 +23,7 @@
 #include "cpu/norm_pool.hpp"
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
+#include "graph/activation.hpp"
 #include "util/cpu_features.hpp"
 #ifdef VINFER_HAS_CUDA
 #include "cuda/cuda_backend.hpp"
@@ -185,6 +186,54 @@ TEST(EngineOps, ConvVariants) {
   };
   unsigned seed = 1;
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
+}
+
+// Every activation (graph/activation.hpp): the formula against values
+// PyTorch gives (torch.nn.functional at these points), then each standalone
+// on 4-D and 2-D tensors and fused into the convolution before it, on every
+// backend against the reference; ONNX's non-default parameters read.
+TEST(EngineOps, Activations) {
+  struct Point {
+    PostOp::Kind kind;
+    float alpha, beta, x, want;
+  };
+  for (const Point& p : {Point{PostOp::HardSwish, 0, 0, -3.5f, 0.f}, Point{PostOp::HardSwish, 0, 0, 1.f, 0.6666667f},
+                         Point{PostOp::HardSwish, 0, 0, 3.5f, 3.5f}, Point{PostOp::HardSigmoid, 1.f / 6, 0.5f, 1.f, 0.6666667f},
+                         Point{PostOp::HardSigmoid, 0.2f, 0.5f, -4.f, 0.f}, Point{PostOp::LeakyRelu, 0.01f, 0, -2.f, -0.02f},
+                         Point{PostOp::Tanh, 0, 0, 0.5f, 0.46211716f}, Point{PostOp::Gelu, 0, 0, 1.f, 0.84134475f},
+                         Point{PostOp::Gelu, 0, 0, -2.f, -0.04550026f}, Point{PostOp::Swish, 0, 0, 1.f, 0.7310586f}}) {
+    PostOp a;
+    a.kind = p.kind, a.alpha = p.alpha, a.beta = p.beta;
+    EXPECT_NEAR(detail::apply_activation(a, p.x), p.want, 1e-6) << to_string(p.kind) << "(" << p.x << ")";
+  }
+  for (const std::string& op : detail::activation_ops()) {
+    std::map<std::string, AttrValue> attrs;
+    if (op == "HardSigmoid") attrs = {{"alpha", 1.f / 6}, {"beta", 0.5f}};  // as PyTorch exports it
+    if (op == "LeakyRelu") attrs = {{"alpha", 0.1f}};
+    if (op == "Clip") attrs = {{"min", -0.5f}, {"max", 0.75f}, {"vinfer.opset", std::int64_t{6}}};
+    for (const Shape& x : {Shape{1, 20, 5, 5}, Shape{1, 37}}) {
+      Graph g;
+      g.mark_output(g.add_node(op, {g.add_input("x", x)}, attrs)[0]);
+      EXPECT_LT(cpu_vs_reference(g), 1e-6) << op << " on " << shape_str(x);
+    }
+    Graph g;
+    const int x = g.add_input("x", {1, 16, 6, 6});
+    const int w = g.add_constant("w", test::random_tensor({16, 16, 3, 3}, 7));
+    const int c = g.add_node("Conv", {x, w}, {{"pads", Ints{1, 1, 1, 1}}})[0];
+    g.mark_output(g.add_node(op, {c}, attrs)[0]);
+    ModelInfo info;
+    std::size_t nodes = 0;
+    EXPECT_LT(cpu_vs_reference(g, &info, &nodes), 1e-5) << op << " after a Conv";
+    EXPECT_EQ(nodes, 1u) << op << " is fused into the Conv";
+  }
+  Graph g;  // ONNX's Gelu with the tanh approximation is refused by name
+  g.mark_output(g.add_node("Gelu", {g.add_input("x", {1, 4})}, {{"approximate", std::string("tanh")}})[0]);
+  try {
+    Model::from_graph(g, "test", EngineOptions{});
+    ADD_FAILURE() << "Gelu(approximate='tanh') loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("approximate='tanh'"), std::string::npos) << e.what();
+  }
 }
 
 // The layers of MobileNet, EfficientNet, RegNet and ResNeXt that oneDNN runs
@@ -1307,13 +1356,13 @@ TEST(EngineOps, TransposeInAndOut) {
 TEST(EngineOps, UnsupportedOperatorNamesTheNode) {
   Graph g;
   const int x = g.add_input("x", {1, 4});
-  g.mark_output(g.add_node("Tanh", {x}, {}, 1, "my_tanh")[0]);
+  g.mark_output(g.add_node("Mod", {x, x}, {}, 1, "my_mod")[0]);
   try {
     Model::from_graph(g, "test");
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
-    EXPECT_NE(std::string(e.what()).find("Tanh 'my_tanh'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Mod 'my_mod'"), std::string::npos) << e.what();
   }
 }
 
