@@ -147,6 +147,10 @@ void build_scale_shift(BuildContext& ctx, const Node& n);
 const Node* sole_reader_pre_activation(const BuildContext& ctx, int value);
 void build_reshape(BuildContext& ctx, const Node& n);
 void build_transpose(BuildContext& ctx, const Node& n);
+void build_slice(BuildContext& ctx, const Node& n);
+// Any other node the reference evaluator runs (graph/reference.hpp), on
+// plain float tensors: slow but exact, named by `vinfer info`.
+void build_reference(BuildContext& ctx, const Node& n);
 // A layout conversion between two tensors (used by the program for Form changes).
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name);
 

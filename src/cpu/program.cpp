@@ -80,7 +80,7 @@ class Program final : public BuildContext, public detail::Executor {
         output(n.outputs[0], Form::Blocked);  // the view itself: its inputs were written in place
         continue;
       }
-      dispatch(n);
+      build_node(n);
     }
     out_value_ = g_.outputs[0];
     if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
@@ -94,6 +94,12 @@ class Program final : public BuildContext, public detail::Executor {
       if (!tune_cache_.empty())
         info.passes.push_back("tune_cache: " + tune_cache_ + " (" + std::to_string(cached) + " choices read, " +
                               (tune_shapes_ > 0 ? std::to_string(saved) + " written)" : "nothing new)"));
+    }
+    if (!fallback_.empty()) {
+      std::string line = "reference_fallback: " + std::to_string(fallback_.size()) + " node(s) on the reference evaluator (slow):";
+      for (std::size_t i = 0; i < fallback_.size() && i < 8; ++i) line += (i ? "; " : " ") + fallback_[i];
+      if (fallback_.size() > 8) line += "; and " + std::to_string(fallback_.size() - 8) + " more";
+      info.passes.push_back(line);
     }
     plan(info);
   }
@@ -138,6 +144,7 @@ class Program final : public BuildContext, public detail::Executor {
       t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()));
     }
     forms_[{value, form}] = t;
+    journal_.push_back({value, form});
     return t;
   }
 
@@ -147,6 +154,7 @@ class Program final : public BuildContext, public detail::Executor {
     t.md = plain_md(g_.value(value).shape);
     t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), src.buffer, 0);
     forms_[{value, Form::Plain}] = t;
+    journal_.push_back({value, Form::Plain});
   }
 
   void add(std::unique_ptr<CpuOp> op) override { ops_.push_back(std::move(op)); }
@@ -217,6 +225,29 @@ class Program final : public BuildContext, public detail::Executor {
 
   void* address(int buffer) { return static_cast<char*>(arena_.get()) + plan_.address[static_cast<std::size_t>(buffer)]; }
 
+  // A node by its kernel, or where none takes it (an operator or a
+  // configuration the CPU kernels do not run) by the reference evaluator:
+  // what the failed attempt declared is undone first.
+  void build_node(const Node& n) {
+    const std::size_t n_ops = ops_.size(), n_bufs = bufs_.size();
+    journal_.clear();
+    std::string why;
+    try {
+      dispatch(n);
+      return;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Unsupported) throw;
+      why = e.what();
+    } catch (const dnnl::error& e) {
+      why = std::string("oneDNN: ") + e.what();
+    }
+    ops_.resize(n_ops);
+    bufs_.resize(n_bufs);
+    for (const auto& key : journal_) forms_.erase(key);
+    build_reference(*this, n);
+    fallback_.push_back(n.label() + " (" + why + ")");
+  }
+
   void dispatch(const Node& n) {
     const std::string& op = n.op;
     if (op == "Conv") build_conv(*this, n);
@@ -231,8 +262,9 @@ class Program final : public BuildContext, public detail::Executor {
     }
     else if (detail::is_reshape_op(op)) build_reshape(*this, n);
     else if (op == "Transpose") build_transpose(*this, n);
+    else if (op == "Slice") build_slice(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
-    else throw Error(ErrorKind::Unsupported, n.label() + ": not supported by the CPU backend (shape computations on runtime values?)");
+    else throw Error(ErrorKind::Unsupported, "no CPU kernel for " + n.op);
   }
 
   void plan(ModelInfo& info) {
@@ -307,6 +339,8 @@ class Program final : public BuildContext, public detail::Executor {
   double tune_ms_ = 0;
   detail::ConcatViews views_;
   std::map<std::pair<int, Form>, TensorRef> forms_;
+  std::vector<std::pair<int, Form>> journal_;  // forms declared while building the current node
+  std::vector<std::string> fallback_;         // nodes on the reference evaluator, and why
   std::vector<detail::PlanBuffer> bufs_;
   std::vector<std::unique_ptr<CpuOp>> ops_;
   detail::MemoryPlan plan_;

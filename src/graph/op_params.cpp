@@ -122,6 +122,25 @@ int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank) {
   return static_cast<int>(axis < 0 ? axis + r : axis);
 }
 
+SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::int64_t>& starts,
+                         const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& axes,
+                         const std::vector<std::int64_t>& steps) {
+  if (ends.size() != starts.size() || (!axes.empty() && axes.size() != starts.size()) ||
+      (!steps.empty() && steps.size() != starts.size()))
+    throw Error(ErrorKind::BadInput, n.label() + ": starts, ends, axes and steps have different lengths");
+  SliceWindow w{Shape(x.size(), 0), x};
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    const auto ax = static_cast<std::size_t>(normalize_axis(n, axes.empty() ? static_cast<std::int64_t>(k) : axes[k], x.size()));
+    if (!steps.empty() && steps[k] != 1) throw Error(ErrorKind::Unsupported, n.label() + ": steps other than 1 are not supported");
+    const std::int64_t d = x[ax];
+    const std::int64_t s = std::clamp<std::int64_t>(starts[k] < 0 ? starts[k] + d : starts[k], 0, d);
+    const std::int64_t e = std::clamp<std::int64_t>(ends[k] < 0 ? ends[k] + d : ends[k], 0, d);
+    w.begin[ax] = s;
+    w.size[ax] = std::max<std::int64_t>(0, e - s);
+  }
+  return w;
+}
+
 SoftmaxExtent softmax_extent(const Node& n, const Shape& x) {
   const int axis = normalize_axis(n, n.get_int("axis", -1), x.size());
   SoftmaxExtent e;

@@ -300,13 +300,8 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     }
   } else if (op == "Slice") {
     const TensorData& x = arg(0);
-    const std::vector<I>& starts = arg(1).i;
-    Shape begin(x.shape.size(), 0);
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-      const int ax = normalize_axis(n, opt(3) ? opt(3)->i.at(k) : static_cast<I>(k), x.shape.size());
-      const I dim = x.shape[static_cast<std::size_t>(ax)];
-      begin[static_cast<std::size_t>(ax)] = std::clamp<I>(starts[k] < 0 ? starts[k] + dim : starts[k], 0, dim);
-    }
+    const Shape begin = slice_window(n, x.shape, arg(1).i, arg(2).i, opt(3) ? opt(3)->i : std::vector<I>{},
+                                     opt(4) ? opt(4)->i : std::vector<I>{}).begin;
     std::vector<I> idx(y.shape.size(), 0);
     const std::vector<I> xs = bstrides(x.shape, x.shape);
     for (I e = 0; e < numel(y.shape); ++e) {

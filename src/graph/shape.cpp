@@ -322,20 +322,7 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     std::vector<std::int64_t> starts = need_const(1, "starts").i, ends = need_const(2, "ends").i, axes, steps;
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) axes = need_const(3, "axes").i;
     if (n.inputs.size() > 4 && n.inputs[4] >= 0) steps = need_const(4, "steps").i;
-    if (ends.size() != starts.size() || (!axes.empty() && axes.size() != starts.size()) ||
-        (!steps.empty() && steps.size() != starts.size()))
-      bad(n, "starts, ends, axes and steps have different lengths");
-    Shape out = x;
-    for (std::size_t k = 0; k < starts.size(); ++k) {
-      const int ax = normalize_axis(n, axes.empty() ? static_cast<std::int64_t>(k) : axes[k], x.size());
-      const std::int64_t step = steps.empty() ? 1 : steps[k];
-      if (step != 1) throw Error(ErrorKind::Unsupported, n.label() + ": steps other than 1 are not supported");
-      const std::int64_t d = x[static_cast<std::size_t>(ax)];
-      std::int64_t s = starts[k] < 0 ? starts[k] + d : starts[k], e = ends[k] < 0 ? ends[k] + d : ends[k];
-      s = std::clamp<std::int64_t>(s, 0, d);
-      e = std::clamp<std::int64_t>(e, 0, d);
-      out[static_cast<std::size_t>(ax)] = std::max<std::int64_t>(0, e - s);
-    }
+    const Shape out = detail::slice_window(n, x, starts, ends, axes, steps).size;
     set(0, out, in_dtype(0));
   } else if (op == "Transpose") {
     need_inputs(1, 1);

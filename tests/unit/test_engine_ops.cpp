@@ -236,6 +236,49 @@ TEST(EngineOps, Activations) {
   }
 }
 
+// Slice on runtime values (ShuffleNet's channel split): a reorder, not the
+// reference fallback, for windows on any axis, negative and clamped bounds.
+TEST(EngineOps, SliceRuntimeValues) {
+  struct Case {
+    Shape x;
+    Ints starts, ends, axes;
+  };
+  for (const Case& c : {Case{{1, 116, 7, 7}, {58}, {116}, {1}}, Case{{1, 116, 7, 7}, {0}, {58}, {1}},
+                        Case{{1, 32, 9, 9}, {1, -3}, {4, 100}, {2, 3}}, Case{{1, 50}, {-20}, {-1}, {-1}}}) {
+    Graph g;
+    const int x = g.add_input("x", c.x);
+    auto ints = [&](const char* name, const Ints& v) {
+      return g.add_constant(name, TensorData::i64({static_cast<std::int64_t>(v.size())}, v));
+    };
+    const int y = g.add_node("Slice", {x, ints("s", c.starts), ints("e", c.ends), ints("a", c.axes)})[0];
+    g.mark_output(g.add_node("Relu", {y})[0]);
+    ModelInfo info;
+    EXPECT_LT(cpu_vs_reference(g, &info), 1e-7) << shape_str(c.x);
+    for (const std::string& p : info.passes) EXPECT_EQ(p.rfind("reference_fallback", 0), std::string::npos) << p;
+  }
+}
+
+// A node no CPU kernel runs (here Gather on runtime values) runs on the
+// reference evaluator instead of refusing the model, and info says so.
+TEST(EngineOps, ReferenceFallbackRunsWhatNoKernelRuns) {
+  Graph g;
+  const int x = g.add_input("x", {1, 6, 4});
+  const int idx = g.add_constant("idx", TensorData::i64({3}, {5, 0, 2}));
+  const int y = g.add_node("Gather", {x, idx}, {{"axis", std::int64_t{1}}}, 1, "pick")[0];
+  g.mark_output(g.add_node("Sigmoid", {y})[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(g, &info), 1e-7);
+  bool named = false;
+  for (const std::string& p : info.passes) named |= p.find("reference_fallback: 1 node") == 0 && p.find("Gather 'pick'") != std::string::npos;
+  EXPECT_TRUE(named) << "info.passes does not name the fallback";
+  EngineOptions opt;
+  Model m = Model::from_graph(g, "test", opt);
+  std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
+  bool on_reference = false;
+  for (const LayerProfile& l : m.profile(in.data(), out.data())) on_reference |= l.impl == "vinfer:reference";
+  EXPECT_TRUE(on_reference);
+}
+
 // The layers of MobileNet, EfficientNet, RegNet and ResNeXt that oneDNN runs
 // only with its reference kernel (100-1000x slower) unless the backend picks
 // the layout: grouped convolutions whose groups are not whole channel blocks,
