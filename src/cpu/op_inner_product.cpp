@@ -105,9 +105,42 @@ bool gemv_takes(const Node& n, std::int64_t M, std::int64_t K) {
   return std::none_of(n.post_ops.begin(), n.post_ops.end(), [](const PostOp& p) { return p.kind == PostOp::Sum; });
 }
 
+// MatMul of two runtime tensors (attention's products): oneDNN's matmul on
+// the plain tensors, [..., M, K] x [..., K, N] with broadcast batches.
+void build_runtime_matmul(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  auto padded = [&](int v) {
+    Shape s = g.value(v).shape;
+    s.insert(s.begin(), ys.size() - s.size(), 1);
+    return s;
+  };
+  TensorRef a = ctx.input(n.inputs[0], Form::Plain), b = ctx.input(n.inputs[1], Form::Plain);
+  a.md = plain_md(padded(n.inputs[0]));
+  b.md = plain_md(padded(n.inputs[1]));
+  const TensorRef y = ctx.output(n.outputs[0], Form::Plain);
+  auto op = std::make_unique<PrimitiveOp>();
+  std::vector<std::pair<int, TensorRef>> extra;
+  dnnl::primitive_attr attr = default_attr();
+  attr.set_post_ops(make_post_ops(ctx, n, Form::Plain, extra));
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a.md, b.md, y.md), attr, ctx.engine());
+  op->prim = dnnl::matmul(pd);
+  op->acts[DNNL_ARG_SRC] = a;
+  op->acts[DNNL_ARG_WEIGHTS] = b;
+  op->acts[DNNL_ARG_DST] = y;
+  for (auto& [arg, t] : extra) op->acts[arg] = t;
+  op->name = n.label();
+  const Shape& as = g.value(n.inputs[0]).shape;
+  op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(as.back());
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
 }  // namespace
 
 void build_inner_product(BuildContext& ctx, const Node& n) {
+  if (n.op == "MatMul" && !ctx.graph().constant(n.inputs[1]) && !ctx.graph().constant(n.inputs[0]))
+    return build_runtime_matmul(ctx, n);
   const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
   const std::int64_t M = dp.M, N = dp.N, K = dp.K;
   const bool has_bias = !dp.bias.f.empty();

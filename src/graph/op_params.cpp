@@ -161,6 +161,7 @@ DenseParams dense_params(const Graph& g, const Node& n) {
   const Shape& as = g.value(n.inputs[0]).shape;
   const TensorData* b = g.constant(n.inputs[1]);
   if (!b) unsupported("a non-constant right operand");
+  if (b->shape.size() != 2) unsupported("a right operand of rank " + std::to_string(b->shape.size()));
   const bool gemm = n.op == "Gemm";
   const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
   // A transposed [K, 1] has the bytes of [1, K].

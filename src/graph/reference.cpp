@@ -233,25 +233,39 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     y.i = x.i;
     if (n.outputs.size() > 1 && n.outputs[1] >= 0) res.push_back(make(out_type(1), out_shape(1)));  // Dropout mask: unused
   } else if (op == "Gemm" || op == "MatMul") {
+    // Gemm: 2-D, optionally transposed; MatMul: [..., M, K] x [..., K, N], batches broadcast.
     const TensorData &a = arg(0), &b = arg(1);
-    const bool ta = n.get_int("transA", 0) != 0, tb = n.get_int("transB", 0) != 0;
-    const float alpha = n.get_float("alpha", 1.f), beta = n.get_float("beta", 1.f);
-    const I K = op == "Gemm" ? (ta ? a.shape[0] : a.shape[1]) : a.shape.back();
-    const I M = numel(y.shape) / y.shape.back(), N = y.shape.back();
-    const TensorData* c = op == "Gemm" ? opt(2) : nullptr;
+    const bool gemm = op == "Gemm";
+    const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
+    const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = n.get_float("beta", 1.f);
+    const std::size_t ra = a.shape.size(), rb = b.shape.size(), ry = y.shape.size();
+    const I M = y.shape[ry - 2], N = y.shape[ry - 1], K = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+    const Shape batch(y.shape.begin(), y.shape.end() - 2);
+    const std::vector<I> sa = bstrides(Shape(a.shape.begin(), a.shape.end() - 2), batch),
+                         sb = bstrides(Shape(b.shape.begin(), b.shape.end() - 2), batch);
+    const TensorData* c = gemm ? opt(2) : nullptr;
     const std::vector<I> cs = c ? bstrides(c->shape, {M, N}) : std::vector<I>{};
-    for (I i = 0; i < M; ++i)
-      for (I j = 0; j < N; ++j) {
-        double acc = 0;
-        for (I k = 0; k < K; ++k) {
-          const float av = ta ? a.f[static_cast<std::size_t>(k * M + i)] : a.f[static_cast<std::size_t>(i * K + k)];
-          const float bv = tb ? b.f[static_cast<std::size_t>(j * K + k)] : b.f[static_cast<std::size_t>(k * N + j)];
-          acc += static_cast<double>(av) * bv;
+    std::vector<I> idx(batch.size(), 0);
+    for (I bi = 0; bi < numel(batch); ++bi) {
+      I ao = 0, bo = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) ao += idx[d] * sa[d], bo += idx[d] * sb[d];
+      const float* ap = a.f.data() + ao * M * K;
+      const float* bp = b.f.data() + bo * K * N;
+      float* yp = y.f.data() + bi * M * N;
+      for (I i = 0; i < M; ++i)
+        for (I j = 0; j < N; ++j) {
+          double acc = 0;
+          for (I k = 0; k < K; ++k)
+            acc += static_cast<double>(ta ? ap[k * M + i] : ap[i * K + k]) * (tb ? bp[j * K + k] : bp[k * N + j]);
+          acc *= alpha;
+          if (c) acc += static_cast<double>(beta) * c->f[static_cast<std::size_t>(i * cs[0] + j * cs[1])];
+          yp[i * N + j] = static_cast<float>(acc);
         }
-        acc *= alpha;
-        if (c) acc += static_cast<double>(beta) * c->f[static_cast<std::size_t>(i * cs[0] + j * cs[1])];
-        y.f[static_cast<std::size_t>(i * N + j)] = static_cast<float>(acc);
+      for (std::size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < batch[d]) break;
+        idx[d] = 0;
       }
+    }
   } else if (op == "Softmax") {
     const TensorData& x = arg(0);
     const SoftmaxExtent e = softmax_extent(n, x.shape);

@@ -250,10 +250,12 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     need_inputs(2, 2);
     const Shape& a = in_shape(0);
     const Shape& b = in_shape(1);
-    if (a.size() < 2 || b.size() != 2) throw Error(ErrorKind::Unsupported, n.label() + ": only [..., M, K] x [K, N] is supported");
-    if (a.back() != b[0]) bad(n, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
-    Shape out = a;
-    out.back() = b[1];
+    if (a.size() < 2 || b.size() < 2) throw Error(ErrorKind::Unsupported, n.label() + ": a 1-D operand is not supported");
+    if (a.back() != b[b.size() - 2]) bad(n, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+    // [..., M, K] x [..., K, N], the batch dimensions broadcast
+    Shape out = broadcast_shapes(n, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+    out.push_back(a[a.size() - 2]);
+    out.push_back(b.back());
     set(0, out);
   } else if (op == "Softmax") {
     need_inputs(1, 1);
