@@ -140,6 +140,7 @@ void build_binary(BuildContext& ctx, const Node& n);
 void build_concat(BuildContext& ctx, const Node& n);
 void build_inner_product(BuildContext& ctx, const Node& n);
 void build_softmax(BuildContext& ctx, const Node& n);
+void build_layer_norm(BuildContext& ctx, const Node& n);
 void build_scale_shift(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (constant scale and shift, at most a ReLU after it)
 // that produces `value` for one reader only (not a graph output): an op that
@@ -148,6 +149,7 @@ const Node* sole_reader_pre_activation(const BuildContext& ctx, int value);
 void build_reshape(BuildContext& ctx, const Node& n);
 void build_transpose(BuildContext& ctx, const Node& n);
 void build_slice(BuildContext& ctx, const Node& n);
+void build_gather(BuildContext& ctx, const Node& n);
 // Any other node the reference evaluator runs (graph/reference.hpp), on
 // plain float tensors: slow but exact, named by `vinfer info`.
 void build_reference(BuildContext& ctx, const Node& n);

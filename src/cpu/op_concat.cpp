@@ -16,10 +16,17 @@ void build_concat(BuildContext& ctx, const Node& n) {
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<memory::desc> srcs;
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-    if (g.constant(n.inputs[i])) unsupported(n, "a constant input to Concat");
+    const int arg = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
+    if (const TensorData* c = g.constant(n.inputs[i])) {  // (ViT's class token) copied once into the op
+      if (c->dtype != DType::F32) unsupported(n, "an integer constant input");
+      const memory::desc md = md_for(c->shape, form);
+      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(c->shape), md, op->buffers);
+      srcs.push_back(md);
+      continue;
+    }
     TensorRef t = ctx.input(n.inputs[i], form);
     srcs.push_back(t.md);
-    op->acts[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = t;
+    op->acts[arg] = t;
   }
   TensorRef dst = ctx.output(n.outputs[0], form);
   dnnl::concat::primitive_desc pd(dst.md, axis, srcs, ctx.engine(), default_attr());

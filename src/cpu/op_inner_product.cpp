@@ -139,8 +139,10 @@ void build_runtime_matmul(BuildContext& ctx, const Node& n) {
 }  // namespace
 
 void build_inner_product(BuildContext& ctx, const Node& n) {
-  if (n.op == "MatMul" && !ctx.graph().constant(n.inputs[1]) && !ctx.graph().constant(n.inputs[0]))
+  if (n.op == "MatMul" && !ctx.graph().constant(n.inputs[1]) && !ctx.graph().constant(n.inputs[0])) {
+    if (n.inputs.size() > 2) unsupported(n, "a bias on a product of runtime values");
     return build_runtime_matmul(ctx, n);
+  }
   const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
   const std::int64_t M = dp.M, N = dp.N, K = dp.K;
   const bool has_bias = !dp.bias.f.empty();

@@ -1,4 +1,4 @@
-// Transpose and Slice: layout changes as oneDNN reorders.
+// Transpose, Slice and Gather of one index: copies as oneDNN reorders.
 //
 // Transpose -> one oneDNN reorder: the source's plain layout described with
 // permuted axes, written straight into the destination's layout (Keras's
@@ -25,24 +25,53 @@ void build_transpose(BuildContext& ctx, const Node& n) {
   ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));
 }
 
-// Slice -> one oneDNN reorder from the window of the source (a sub-memory
-// of its plain layout) into the destination's layout.
+namespace {
+
+// One oneDNN reorder from a window of the source (a sub-memory of its plain
+// layout) into the destination's layout, which holds the window's values
+// (its shape may drop the window's unit dimensions).
+void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow& w) {
+  const Graph& g = ctx.graph();
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "copying integer runtime values");
+  if (numel(ys) == 0) unsupported(n, "an empty result");
+  TensorRef src = ctx.input(n.inputs[0], Form::Plain);
+  src.md = plain_md(g.value(n.inputs[0]).shape).submemory_desc(to_dims(w.size), to_dims(w.begin));
+  const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0 && ys.size() == w.size.size();
+  TensorRef dst = ctx.output(n.outputs[0], blocked ? Form::Blocked : Form::Plain);
+  if (!blocked) dst.md = plain_md(w.size);  // the output's bytes, the window's dimensions
+  ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));
+}
+
+const std::vector<std::int64_t>& constant_ints(const Graph& g, const Node& n, std::size_t i) {
+  static const std::vector<std::int64_t> none;
+  const TensorData* c = i < n.inputs.size() && n.inputs[i] >= 0 ? g.constant(n.inputs[i]) : nullptr;
+  return c ? c->i : none;
+}
+
+}  // namespace
+
 void build_slice(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
-  const Shape& ys = g.value(n.outputs[0]).shape;
-  if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "slicing integer runtime values");
-  auto list = [&](std::size_t i) {
-    const TensorData* c = i < n.inputs.size() && n.inputs[i] >= 0 ? g.constant(n.inputs[i]) : nullptr;
-    return c ? c->i : std::vector<std::int64_t>{};
-  };
-  const detail::SliceWindow w = detail::slice_window(n, xs, list(1), list(2), list(3), list(4));
-  if (numel(ys) == 0) unsupported(n, "an empty slice");
-  TensorRef src = ctx.input(n.inputs[0], Form::Plain);
-  src.md = plain_md(xs).submemory_desc(to_dims(w.size), to_dims(w.begin));
-  const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0;
-  TensorRef dst = ctx.output(n.outputs[0], blocked ? Form::Blocked : Form::Plain);
-  ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));
+  add_window_copy(ctx, n, detail::slice_window(n, xs, constant_ints(g, n, 1), constant_ints(g, n, 2), constant_ints(g, n, 3),
+                                               constant_ints(g, n, 4)));
+}
+
+// Gather of one constant index (attention's q, k, v from a packed tensor;
+// the class token): the window at that index.
+void build_gather(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData* idx = g.constant(n.inputs[1]);
+  if (!idx || idx->dtype != DType::I64 || idx->numel() != 1) unsupported(n, "a Gather of other than one constant index");
+  const auto axis = static_cast<std::size_t>(detail::normalize_axis(n, n.get_int("axis", 0), xs.size()));
+  std::int64_t i = idx->i[0] < 0 ? idx->i[0] + xs[axis] : idx->i[0];
+  if (i < 0 || i >= xs[axis]) unsupported(n, "an index out of range");
+  detail::SliceWindow w{Shape(xs.size(), 0), xs};
+  w.begin[axis] = i;
+  w.size[axis] = 1;
+  add_window_copy(ctx, n, w);
 }
 
 }  // namespace vinfer::cpu

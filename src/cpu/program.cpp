@@ -257,12 +257,14 @@ class Program final : public BuildContext, public detail::Executor {
     else if (op == "Concat") build_concat(*this, n);
     else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);
     else if (op == "Softmax") build_softmax(*this, n);
+    else if (op == "LayerNormalization") build_layer_norm(*this, n);
     else if (op == "vinfer.ScaleShift") {
       if (!scale_shift_absorbed(*this, n)) build_scale_shift(*this, n);
     }
     else if (detail::is_reshape_op(op)) build_reshape(*this, n);
     else if (op == "Transpose") build_transpose(*this, n);
     else if (op == "Slice") build_slice(*this, n);
+    else if (op == "Gather") build_gather(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
     else throw Error(ErrorKind::Unsupported, "no CPU kernel for " + n.op);
   }

@@ -141,6 +141,14 @@ SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::i
   return w;
 }
 
+LayerNormExtent layer_norm_extent(const Node& n, const Shape& x) {
+  const int axis = normalize_axis(n, n.get_int("axis", -1), x.size());
+  LayerNormExtent e;
+  for (std::size_t d = 0; d < x.size(); ++d) (static_cast<int>(d) < axis ? e.outer : e.len) *= x[d];
+  e.epsilon = n.get_float("epsilon", 1e-5f);
+  return e;
+}
+
 SoftmaxExtent softmax_extent(const Node& n, const Shape& x) {
   const int axis = normalize_axis(n, n.get_int("axis", -1), x.size());
   SoftmaxExtent e;
@@ -182,7 +190,7 @@ DenseParams dense_params(const Graph& g, const Node& n) {
             alpha * (tb ? b->f[static_cast<std::size_t>(j * d.K + k)] : b->f[static_cast<std::size_t>(k * d.N + j)]);
     d.copy = TensorData::f32({d.N, d.K}, std::move(w));
   }
-  if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {  // Gemm's C, or a MatMul's fused bias
     const TensorData* c = g.constant(n.inputs[2]);
     if (!c) unsupported("a non-constant C");
     if (c->numel() != d.N || (c->shape.size() == 2 && c->shape[0] != 1)) unsupported("C that is not one row of " + std::to_string(d.N));

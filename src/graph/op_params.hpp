@@ -64,6 +64,14 @@ SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::i
                          const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& axes,
                          const std::vector<std::int64_t>& steps);
 
+// LayerNormalization over x as [outer, len]: each of the outer rows
+// normalized over its len values (the dimensions from `axis` on).
+struct LayerNormExtent {
+  std::int64_t outer = 1, len = 1;
+  float epsilon = 1e-5f;
+};
+LayerNormExtent layer_norm_extent(const Node& n, const Shape& x);
+
 // Softmax over x as [outer, len, inner], normalized along len. Before opset 13
 // ONNX's Softmax normalizes over all dimensions from `axis` on, as one (inner 1).
 struct SoftmaxExtent {

@@ -277,6 +277,89 @@ int fuse_activations(Graph& g) {
   return fused;
 }
 
+namespace {
+
+// Whether v is a constant float scalar within 1e-6 (relative) of `want`.
+bool scalar_is(const Graph& g, int v, double want) {
+  const TensorData* c = g.constant(v);
+  return c && c->dtype == DType::F32 && c->numel() == 1 && std::fabs(c->f[0] - want) <= 1e-6 * std::fabs(want);
+}
+
+// The operand of a binary node other than `v` (-1 if neither is v).
+int other_operand(const Node& n, int v) {
+  return n.inputs.size() != 2 ? -1 : n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : -1;
+}
+
+}  // namespace
+
+int fuse_gelu(Graph& g) {
+  const auto prod = producers(g);
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int fused = 0;
+  // x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5, each step read by the next only.
+  auto next = [&](int v, const char* op) -> int {
+    const int k = sole_consumer(g, cons, v);
+    return k >= 0 && !dead[static_cast<std::size_t>(k)] && g.nodes[static_cast<std::size_t>(k)].op == op ? k : -1;
+  };
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& erf = g.nodes[k];
+    if (erf.op != "Erf" || dead[k]) continue;
+    const int d = prod[static_cast<std::size_t>(erf.inputs[0])];
+    if (d < 0 || sole_consumer(g, cons, erf.inputs[0]) != static_cast<int>(k)) continue;
+    const Node& div = g.nodes[static_cast<std::size_t>(d)];
+    int x = -1;
+    if (div.op == "Div" && div.inputs.size() == 2 && scalar_is(g, div.inputs[1], std::sqrt(2.0))) x = div.inputs[0];
+    if (div.op == "Mul") {
+      for (int side = 0; side < 2 && x < 0; ++side)
+        if (scalar_is(g, div.inputs[static_cast<std::size_t>(side)], 1 / std::sqrt(2.0))) x = div.inputs[static_cast<std::size_t>(1 - side)];
+    }
+    if (x < 0) continue;
+    const int add = next(erf.outputs[0], "Add");
+    if (add < 0 || !scalar_is(g, other_operand(g.nodes[static_cast<std::size_t>(add)], erf.outputs[0]), 1.0)) continue;
+    const int mul = next(g.nodes[static_cast<std::size_t>(add)].outputs[0], "Mul");
+    if (mul < 0 || other_operand(g.nodes[static_cast<std::size_t>(mul)], g.nodes[static_cast<std::size_t>(add)].outputs[0]) != x) continue;
+    const int half = next(g.nodes[static_cast<std::size_t>(mul)].outputs[0], "Mul");
+    if (half < 0 || !scalar_is(g, other_operand(g.nodes[static_cast<std::size_t>(half)], g.nodes[static_cast<std::size_t>(mul)].outputs[0]), 0.5))
+      continue;
+    Node& gelu = g.nodes[static_cast<std::size_t>(half)];
+    gelu.op = "Gelu";
+    gelu.inputs = {x};
+    gelu.attrs.clear();
+    for (const int r : {d, static_cast<int>(k), add, mul}) dead[static_cast<std::size_t>(r)] = true;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
+int fuse_matmul_bias(Graph& g) {
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int fused = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& mm = g.nodes[k];
+    if (mm.op != "MatMul" || mm.inputs.size() != 2 || !mm.post_ops.empty()) continue;
+    const TensorData* w = g.constant(mm.inputs[1]);
+    if (!w || w->dtype != DType::F32 || w->shape.size() != 2) continue;
+    const int y = mm.outputs[0];
+    const int a = sole_consumer(g, cons, y);
+    if (a < 0 || g.nodes[static_cast<std::size_t>(a)].op != "Add") continue;
+    Node& add = g.nodes[static_cast<std::size_t>(a)];
+    const int b = other_operand(add, y);
+    const TensorData* bias = b >= 0 ? g.constant(b) : nullptr;
+    if (!bias || bias->dtype != DType::F32 || bias->numel() != w->shape[1] || g.value(add.outputs[0]).shape != g.value(y).shape)
+      continue;
+    mm.inputs.push_back(g.add_constant(g.value(b).name + ".bias", TensorData::f32({w->shape[1]}, bias->f)));
+    replace_uses(g, add.outputs[0], y);
+    g.value(y).name = g.value(add.outputs[0]).name;
+    dead[static_cast<std::size_t>(a)] = true;
+    ++fused;
+  }
+  erase_nodes(g, dead);
+  return fused;
+}
+
 int fuse_residual_add(Graph& g) {
   const auto prod = producers(g);
   const auto cons = g.consumers();
@@ -373,6 +456,8 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
   if (fuse) note("fold_batchnorm", fold_batchnorm(g));
   note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization
   if (fuse) {
+    note("fuse_gelu", fuse_gelu(g));
+    note("fuse_matmul_bias", fuse_matmul_bias(g));
     int acts = fuse_activations(g);
     note("fuse_residual_add", fuse_residual_add(g));
     acts += fuse_activations(g);

@@ -21,6 +21,14 @@ int fold_pad(Graph& g);
 // BatchNormalization after a Conv (whose result nothing else reads) is folded
 // into the Conv's weights and bias.
 int fold_batchnorm(Graph& g);
+// GELU as exporters spell it with Erf (x / sqrt(2) -> Erf -> + 1 -> * x ->
+// * 0.5; or x * (1 / sqrt(2))) becomes one Gelu node, which
+// fuse_activations may then fuse into the matrix product before it.
+int fuse_gelu(Graph& g);
+// MatMul by a constant [K, N] whose only reader adds a constant of N values
+// (PyTorch's Linear on more than 2-D, as exported) takes that as its bias: a
+// third input, vinfer's extension of MatMul.
+int fuse_matmul_bias(Graph& g);
 // Every remaining BatchNormalization becomes vinfer.ScaleShift(x, scale, shift).
 int batchnorm_to_scale_shift(Graph& g);
 // Relu, Clip, Sigmoid and x*Sigmoid(x) after Conv, Gemm, MatMul or ScaleShift

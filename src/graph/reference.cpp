@@ -243,7 +243,7 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     const Shape batch(y.shape.begin(), y.shape.end() - 2);
     const std::vector<I> sa = bstrides(Shape(a.shape.begin(), a.shape.end() - 2), batch),
                          sb = bstrides(Shape(b.shape.begin(), b.shape.end() - 2), batch);
-    const TensorData* c = gemm ? opt(2) : nullptr;
+    const TensorData* c = opt(2);  // Gemm's C, or the bias fuse_matmul_bias gives a MatMul
     const std::vector<I> cs = c ? bstrides(c->shape, {M, N}) : std::vector<I>{};
     std::vector<I> idx(batch.size(), 0);
     for (I bi = 0; bi < numel(batch); ++bi) {
@@ -265,6 +265,92 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         if (++idx[d] < batch[d]) break;
         idx[d] = 0;
       }
+    }
+  } else if (op == "Erf" || op == "Sqrt" || op == "Exp" || op == "Neg" || op == "Abs" || op == "Reciprocal" || op == "Not") {
+    const TensorData& x = arg(0);
+    if (y.dtype == DType::F32) {
+      for (std::size_t i = 0; i < y.f.size(); ++i) {
+        const double v = x.f[i];
+        y.f[i] = static_cast<float>(op == "Erf"    ? std::erf(v)
+                                    : op == "Sqrt" ? std::sqrt(v)
+                                    : op == "Exp"  ? std::exp(v)
+                                    : op == "Neg"  ? -v
+                                    : op == "Abs"  ? std::fabs(v)
+                                                   : 1.0 / v);
+      }
+    } else {
+      for (std::size_t i = 0; i < y.i.size(); ++i)
+        y.i[i] = op == "Not" ? (x.i[i] == 0 ? 1 : 0) : op == "Neg" ? -x.i[i] : (x.i[i] < 0 ? -x.i[i] : x.i[i]);
+    }
+  } else if (op == "Equal" || op == "Less" || op == "Greater" || op == "Mod" || op == "Pow") {
+    const TensorData &a = arg(0), &b = arg(1);
+    const char c = op == "Mod" ? '%' : op[0];
+    const bool fmod = n.get_int("fmod", 0) != 0;
+    auto apply = [&](double u, double v) -> double {
+      switch (c) {
+        case 'E': return u == v;
+        case 'L': return u < v;
+        case 'G': return u > v;
+        case 'P': return std::pow(u, v);
+        default:  // Mod: the sign of the divisor (Python's %), or of the dividend with fmod
+          if (v == 0) throw Error(ErrorKind::BadInput, n.label() + ": modulo by zero");
+          const double r = std::fmod(u, v);
+          return !fmod && r != 0 && ((r < 0) != (v < 0)) ? r + v : r;
+      }
+    };
+    // Operands as doubles (int64 shape values stay exact below 2^53).
+    auto as_double = [](const TensorData& t) {
+      std::vector<double> d(t.dtype == DType::F32 ? t.f.size() : t.i.size());
+      for (std::size_t k = 0; k < d.size(); ++k) d[k] = t.dtype == DType::F32 ? t.f[k] : static_cast<double>(t.i[k]);
+      return d;
+    };
+    std::vector<double> r(static_cast<std::size_t>(numel(y.shape)));
+    broadcast_apply(as_double(a), a.shape, as_double(b), b.shape, r, y.shape, apply);
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      if (y.dtype == DType::F32) y.f[k] = static_cast<float>(r[k]);
+      else y.i[k] = static_cast<I>(r[k]);
+    }
+  } else if (op == "Where" || op == "Expand") {
+    // Where(cond, a, b); Expand(x, shape): x broadcast (cond all true).
+    const bool where = op == "Where";
+    const TensorData& a = arg(where ? 1 : 0);
+    const TensorData* b = where ? &arg(2) : nullptr;
+    const TensorData* cond = where ? &arg(0) : nullptr;
+    const std::vector<I> sa = bstrides(a.shape, y.shape), sb = b ? bstrides(b->shape, y.shape) : std::vector<I>{},
+                         sc = cond ? bstrides(cond->shape, y.shape) : std::vector<I>{};
+    std::vector<I> idx(y.shape.size(), 0);
+    for (I e = 0; e < numel(y.shape); ++e) {
+      I ia = 0, ib = 0, ic = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) {
+        ia += idx[d] * sa[d];
+        if (b) ib += idx[d] * sb[d], ic += idx[d] * sc[d];
+      }
+      const bool take_a = !cond || (cond->dtype == DType::F32 ? cond->f[static_cast<std::size_t>(ic)] != 0.f
+                                                               : cond->i[static_cast<std::size_t>(ic)] != 0);
+      const TensorData& from = take_a ? a : *b;
+      const I at = take_a ? ia : ib;
+      if (y.dtype == DType::F32) y.f[static_cast<std::size_t>(e)] = from.f[static_cast<std::size_t>(at)];
+      else y.i[static_cast<std::size_t>(e)] = from.i[static_cast<std::size_t>(at)];
+      for (std::size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < y.shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  } else if (op == "LayerNormalization") {
+    const TensorData& x = arg(0);
+    const TensorData* bias = opt(2);
+    const LayerNormExtent e = layer_norm_extent(n, x.shape);
+    const std::vector<float>& scale = arg(1).f;
+    for (I o = 0; o < e.outer; ++o) {
+      const float* xr = x.f.data() + o * e.len;
+      float* yr = y.f.data() + o * e.len;
+      double mean = 0, var = 0;
+      for (I k = 0; k < e.len; ++k) mean += xr[k];
+      mean /= static_cast<double>(e.len);
+      for (I k = 0; k < e.len; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+      const double inv = 1.0 / std::sqrt(var / static_cast<double>(e.len) + e.epsilon);
+      for (I k = 0; k < e.len; ++k)
+        yr[k] = static_cast<float>((xr[k] - mean) * inv * scale[static_cast<std::size_t>(k)] + (bias ? bias->f[static_cast<std::size_t>(k)] : 0.f));
     }
   } else if (op == "Softmax") {
     const TensorData& x = arg(0);

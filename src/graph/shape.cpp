@@ -19,7 +19,8 @@ const std::set<std::string>& ops() {
         "Conv", "BatchNormalization", "Mul", "Add", "Sub", "Div", "MaxPool",
         "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
         "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
-        "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift"};
+        "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift", "LayerNormalization",
+        "Erf", "Sqrt", "Exp", "Neg", "Abs", "Reciprocal", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand"};
     for (const std::string& a : detail::activation_ops()) ops.insert(a);
     return ops;
   }();
@@ -247,9 +248,11 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     if (n.inputs.size() == 3 && n.inputs[2] >= 0) broadcast_shapes(n, {m, nn}, in_shape(2));
     set(0, {m, nn});
   } else if (op == "MatMul") {
-    need_inputs(2, 2);
+    need_inputs(2, 3);  // a third: the bias fuse_matmul_bias gives it (vinfer's, not ONNX's)
     const Shape& a = in_shape(0);
     const Shape& b = in_shape(1);
+    if (n.inputs.size() == 3 && n.inputs[2] >= 0 && (in_shape(2) != Shape{b.back()} || !g.constant(n.inputs[2])))
+      bad(n, "a bias must be a constant of " + std::to_string(b.back()) + " values");
     if (a.size() < 2 || b.size() < 2) throw Error(ErrorKind::Unsupported, n.label() + ": a 1-D operand is not supported");
     if (a.back() != b[b.size() - 2]) bad(n, "inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
     // [..., M, K] x [..., K, N], the batch dimensions broadcast
@@ -257,6 +260,36 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     out.push_back(a[a.size() - 2]);
     out.push_back(b.back());
     set(0, out);
+  } else if (op == "Erf" || op == "Sqrt" || op == "Exp" || op == "Neg" || op == "Abs" || op == "Reciprocal" || op == "Not") {
+    need_inputs(1, 1);
+    const bool int_ok = op == "Neg" || op == "Abs" || op == "Not";
+    if (!int_ok && in_dtype(0) != DType::F32) bad(n, "input must be float32");
+    set(0, in_shape(0), in_dtype(0));
+  } else if (op == "Equal" || op == "Less" || op == "Greater" || op == "Mod" || op == "Pow") {
+    need_inputs(2, 2);
+    const bool compare = op != "Mod" && op != "Pow";
+    if (op != "Pow" && in_dtype(0) != in_dtype(1)) bad(n, "operand types differ");
+    set(0, broadcast_shapes(n, in_shape(0), in_shape(1)), compare ? DType::I64 : in_dtype(0));  // booleans as 0/1
+  } else if (op == "Where") {
+    need_inputs(3, 3);
+    if (in_dtype(1) != in_dtype(2)) bad(n, "operand types differ");
+    set(0, broadcast_shapes(n, in_shape(0), broadcast_shapes(n, in_shape(1), in_shape(2))), in_dtype(1));
+  } else if (op == "Expand") {
+    need_inputs(2, 2);
+    const TensorData& shape = need_const(1, "the shape");
+    if (shape.dtype != DType::I64) bad(n, "the shape must be int64");
+    set(0, broadcast_shapes(n, in_shape(0), shape.i), in_dtype(0));
+  } else if (op == "LayerNormalization") {
+    need_inputs(2, 3);
+    const Shape& x = in_shape(0);
+    const detail::LayerNormExtent e = detail::layer_norm_extent(n, x);
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 && (numel(in_shape(i)) != e.len || in_dtype(i) != DType::F32))
+        bad(n, "scale and bias must hold one float per normalized value (" + std::to_string(e.len) + ")");
+    for (std::size_t o = 1; o < n.outputs.size(); ++o)
+      if (n.outputs[o] >= 0 && (g.is_output(n.outputs[o]) || !g.consumers()[static_cast<std::size_t>(n.outputs[o])].empty()))
+        throw Error(ErrorKind::Unsupported, n.label() + ": the Mean and InvStdDev outputs are not supported");
+    set(0, x);
   } else if (op == "Softmax") {
     need_inputs(1, 1);
     normalize_axis(n, n.get_int("axis", -1), in_shape(0).size());
@@ -356,7 +389,8 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   }
   // Float-only operators (their data input; parameters like pads or axes are int64).
   static const std::set<std::string> int_ok = {"Identity", "Concat", "Transpose", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
-                                               "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad"};
+                                               "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad",
+                                               "Neg", "Abs", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand"};
   if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
   // Operators whose every input is float data (weights, bias, statistics):
   // an int32 weight tensor reached the kernels as no floats at all (a fuzzer finding).

@@ -85,6 +85,10 @@ def export(name, out_dir, opset):
     model = getattr(torchvision.models, name)()
     with torch.no_grad():
         randomize_batchnorm(model, gen)
+        # Weights torchvision initializes to zero (ViT's head): random, or every logit is 0.
+        for p in model.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
     model.eval()
     size = 299 if name == "inception_v3" else 224
     x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(2))
