@@ -65,6 +65,74 @@ TEST(Passes, FoldConstantsRemovesShapeArithmetic) {
   expect_same_meaning(g);
 }
 
+// ViT's class-token arithmetic as torch's exporter writes it (Equal, Where,
+// Expand, Mod, Sqrt on shapes) folds away entirely; each operator's reference
+// against values worked by hand.
+TEST(Passes, FoldConstantsEvaluatesComparisonsAndSelections) {
+  Graph g;
+  const int x = g.add_input("x", {1, 2, 3});
+  const int shape = g.add_node("Shape", {x})[0];                                  // [1, 2, 3]
+  const int ones = g.add_constant("ones", TensorData::i64({3}, {1, 1, 1}));
+  const int eq = g.add_node("Equal", {shape, ones})[0];                           // [1, 0, 0]
+  const int minus = g.add_constant("m1", TensorData::i64({3}, {-1, -1, -1}));
+  const int sel = g.add_node("Where", {eq, minus, shape})[0];                     // [-1, 2, 3]
+  const int seven = g.add_constant("seven", TensorData::i64({}, {7}));
+  const int mod = g.add_node("Mod", {seven, sel})[0];                             // [7 % -1, 7 % 2, 7 % 3] = [0, 1, 1]
+  const int f = g.add_node("Cast", {mod}, {{"to", std::int64_t{1}}})[0];
+  const int root = g.add_node("Sqrt", {g.add_node("Add", {f, g.add_constant("three", TensorData::f32({}, {3.f}))})[0]})[0];  // [sqrt3, 2, 2]
+  const int tok = g.add_constant("tok", TensorData::f32({1, 1, 3}, {1.f, 2.f, 3.f}));
+  const int big = g.add_node("Expand", {tok, g.add_constant("to", TensorData::i64({3}, {1, 2, 3}))})[0];
+  const int scaled = g.add_node("Mul", {big, root})[0];  // [1, 2, 3] x [sqrt3, 2, 2] per row
+  g.mark_output(g.add_node("Add", {x, scaled})[0]);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  ASSERT_EQ(h.nodes.size(), 1u);
+  const TensorData* c = h.constant(h.nodes[0].inputs[1]);
+  ASSERT_NE(c, nullptr);
+  const float s3 = std::sqrt(3.f);
+  EXPECT_EQ(c->f, (std::vector<float>{s3, 4.f, 6.f, s3, 4.f, 6.f}));
+  expect_same_meaning(g);
+}
+
+// GELU spelled with Erf (both ways exporters write it) becomes one Gelu
+// fused into the MatMul before it, which also takes the bias Add.
+TEST(Passes, FuseGeluAndMatMulBias) {
+  for (const bool by_mul : {false, true}) {
+    Graph g;
+    const int x = g.add_input("x", {1, 4, 6});
+    const int w = g.add_constant("w", test::random_tensor({6, 5}, 3));
+    const int mm = g.add_node("MatMul", {x, w})[0];
+    const int y = g.add_node("Add", {g.add_constant("b", test::random_tensor({5}, 4)), mm})[0];
+    const int scaled = by_mul ? g.add_node("Mul", {y, g.add_constant("r", TensorData::f32({}, {0.70710678f}))})[0]
+                              : g.add_node("Div", {y, g.add_constant("r", TensorData::f32({}, {1.4142135f}))})[0];
+    const int e = g.add_node("Erf", {scaled})[0];
+    const int one = g.add_node("Add", {e, g.add_constant("one", TensorData::f32({}, {1.f}))})[0];
+    const int m = g.add_node("Mul", {y, one})[0];
+    g.mark_output(g.add_node("Mul", {m, g.add_constant("half", TensorData::f32({}, {0.5f}))})[0]);
+    Graph h = g;
+    fold_constants(h, GraphLimits{});
+    EXPECT_EQ(fuse_gelu(h), 1);
+    EXPECT_EQ(fuse_matmul_bias(h), 1);
+    EXPECT_EQ(fuse_activations(h), 1);
+    ASSERT_EQ(h.nodes.size(), 1u);
+    EXPECT_EQ(h.nodes[0].op, "MatMul");
+    EXPECT_EQ(h.nodes[0].inputs.size(), 3u);
+    ASSERT_EQ(h.nodes[0].post_ops.size(), 1u);
+    EXPECT_EQ(h.nodes[0].post_ops[0].kind, PostOp::Gelu);
+    expect_same_meaning(g);
+  }
+  // Not GELU: the Erf's input is read elsewhere too.
+  Graph g;
+  const int x = g.add_input("x", {1, 6});
+  const int d = g.add_node("Div", {x, g.add_constant("r", TensorData::f32({}, {1.4142135f}))})[0];
+  const int e = g.add_node("Erf", {d})[0];
+  const int one = g.add_node("Add", {e, g.add_constant("one", TensorData::f32({}, {1.f}))})[0];
+  const int m = g.add_node("Mul", {x, one})[0];
+  const int half = g.add_node("Mul", {m, g.add_constant("half", TensorData::f32({}, {0.5f}))})[0];
+  g.mark_output(g.add_node("Add", {half, d})[0]);
+  EXPECT_EQ(fuse_gelu(g), 0);
+}
+
 TEST(Passes, FoldBatchNormIntoConv) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 6, 6});
