@@ -174,17 +174,19 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
     }
   }
 
-  const memory::desc user_w = plain_md({N, K});
-  const memory::desc any_w({N, K}, memory::data_type::f32, Tag::any);
-  const memory::desc bias_md = plain_md({N});
+  // oneDNN's matmul with weights in the layout it picks: 1.0-1.3x faster than
+  // its inner product on ViT's and ConvNeXt's shapes (M = 197 and 3136 rows;
+  // 2 threads, AVX-512), never slower on those measured.
+  const memory::desc user_w({K, N}, memory::data_type::f32, Tag::ba);  // the [N, K] rows, read as [K, N]
+  const memory::desc any_w({K, N}, memory::data_type::f32, Tag::any);
+  const memory::desc bias_md = plain_md({1, N});
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
   attr.set_post_ops(make_post_ops(ctx, n, Form::Plain, extra));
-  auto d = has_bias ? dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, src.md, any_w, bias_md, dst.md)
-                    : dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, src.md, any_w, dst.md);
-  dnnl::inner_product_forward::primitive_desc pd(d, attr, ctx.engine());
-  op->prim = dnnl::inner_product_forward(pd);
+  auto d = has_bias ? dnnl::matmul::desc(src.md, any_w, bias_md, dst.md) : dnnl::matmul::desc(src.md, any_w, dst.md);
+  dnnl::matmul::primitive_desc pd(d, attr, ctx.engine());
+  op->prim = dnnl::matmul(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), wt, user_w, pd.weights_desc(), op->buffers);
   if (has_bias) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), bias, bias_md, pd.bias_desc(), op->buffers);
   op->acts[DNNL_ARG_SRC] = src;
