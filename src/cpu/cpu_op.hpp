@@ -132,6 +132,7 @@ void build_conv(BuildContext& ctx, const Node& n);
 // windows tile the map); it is then not built.
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
 void build_pool(BuildContext& ctx, const Node& n);
+void build_reduce(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
 // it, or null.
 const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& pool);

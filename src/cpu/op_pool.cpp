@@ -91,12 +91,46 @@ const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& poo
   return s;
 }
 
+// ReduceMean (other than over a 4-D map), ReduceSum, ReduceMax, ReduceL2:
+// oneDNN's reduction on the plain tensor, the output read with the reduced
+// dimensions kept (the same bytes as without).
+void build_reduce(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  std::vector<bool> red(xs.size(), false);
+  const std::vector<std::int64_t> axes = detail::axes_of(g, n, 1);
+  if (axes.empty() && n.get_int("noop_with_empty_axes", 0) == 0) red.assign(xs.size(), true);
+  for (std::int64_t a : axes) red[static_cast<std::size_t>(detail::normalize_axis(n, a, xs.size()))] = true;
+  Shape kept = xs;
+  for (std::size_t d = 0; d < xs.size(); ++d)
+    if (red[d]) kept[d] = 1;
+  const dnnl::algorithm alg = n.op == "ReduceSum"   ? dnnl::algorithm::reduction_sum
+                              : n.op == "ReduceMax" ? dnnl::algorithm::reduction_max
+                              : n.op == "ReduceL2"  ? dnnl::algorithm::reduction_norm_lp_sum
+                                                    : dnnl::algorithm::reduction_mean;
+  TensorRef src = ctx.input(n.inputs[0], Form::Plain);
+  TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
+  src.md = plain_md(xs);
+  dst.md = plain_md(kept);
+  dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src.md, dst.md, 2.f, 0.f), default_attr(), ctx.engine());
+  auto op = std::make_unique<PrimitiveOp>();
+  op->prim = dnnl::reduction(pd);
+  op->name = n.label();
+  op->acts[DNNL_ARG_SRC] = src;
+  op->acts[DNNL_ARG_DST] = dst;
+  finish(*op, pd);
+  ctx.add(std::move(op));
+}
+
 void build_pool(BuildContext& ctx, const Node& n) {
   if (const Node* s = pool_absorbable_scale_shift(ctx, n)) return build_norm_pool(ctx, n, *s);
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const Shape& ys = g.value(n.outputs[0]).shape;
-  if (xs.size() != 4) unsupported(n, "a " + std::to_string(xs.size()) + "-D input");
+  if (xs.size() != 4) {
+    if (n.op == "ReduceMean") return build_reduce(ctx, n);
+    unsupported(n, "a " + std::to_string(xs.size()) + "-D input");
+  }
   memory::dims kernel, strides, dil{0, 0}, pl{0, 0}, pr{0, 0};
   dnnl::algorithm alg = dnnl::algorithm::pooling_avg_exclude_padding;
   if (n.op == "GlobalAveragePool" || n.op == "ReduceMean") {
@@ -104,7 +138,7 @@ void build_pool(BuildContext& ctx, const Node& n) {
       std::vector<std::int64_t> axes = detail::axes_of(g, n, 1);
       for (auto& a : axes) a = detail::normalize_axis(n, a, xs.size());
       std::sort(axes.begin(), axes.end());
-      if (axes != std::vector<std::int64_t>{2, 3}) unsupported(n, "ReduceMean over axes other than {2, 3}");
+      if (axes != std::vector<std::int64_t>{2, 3}) return build_reduce(ctx, n);
     }
     kernel = {xs[2], xs[3]};
     strides = {1, 1};

@@ -27,16 +27,29 @@ void build_transpose(BuildContext& ctx, const Node& n) {
 
 namespace {
 
-// One oneDNN reorder from a window of the source (a sub-memory of its plain
-// layout) into the destination's layout, which holds the window's values
+// One oneDNN reorder from a window of the source (a strided view of its
+// plain layout) into the destination's layout, which holds the window's values
 // (its shape may drop the window's unit dimensions).
 void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow& w) {
   const Graph& g = ctx.graph();
   const Shape& ys = g.value(n.outputs[0]).shape;
   if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "copying integer runtime values");
   if (numel(ys) == 0) unsupported(n, "an empty result");
+  // The window as a strided view of x's plain layout (oneDNN takes no negative strides).
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  memory::dims strides(xs.size(), 1);
+  memory::dim offset = 0;
+  for (std::size_t d = xs.size(); d-- > 0;) {
+    if (d + 1 < xs.size()) strides[d] = strides[d + 1] * xs[d + 1];
+    offset += w.begin[d] * strides[d];
+  }
+  for (std::size_t d = 0; d < xs.size(); ++d) {
+    if (w.step[d] < 0) unsupported(n, "a negative step");
+    strides[d] *= w.step[d];
+  }
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
-  src.md = plain_md(g.value(n.inputs[0]).shape).submemory_desc(to_dims(w.size), to_dims(w.begin));
+  src.md = memory::desc(to_dims(w.size), memory::data_type::f32, strides);
+  src.md.data.offset0 = offset;
   const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0 && ys.size() == w.size.size();
   TensorRef dst = ctx.output(n.outputs[0], blocked ? Form::Blocked : Form::Plain);
   if (!blocked) dst.md = plain_md(w.size);  // the output's bytes, the window's dimensions
@@ -68,7 +81,7 @@ void build_gather(BuildContext& ctx, const Node& n) {
   const auto axis = static_cast<std::size_t>(detail::normalize_axis(n, n.get_int("axis", 0), xs.size()));
   std::int64_t i = idx->i[0] < 0 ? idx->i[0] + xs[axis] : idx->i[0];
   if (i < 0 || i >= xs[axis]) unsupported(n, "an index out of range");
-  detail::SliceWindow w{Shape(xs.size(), 0), xs};
+  detail::SliceWindow w{Shape(xs.size(), 0), xs, Shape(xs.size(), 1)};
   w.begin[axis] = i;
   w.size[axis] = 1;
   add_window_copy(ctx, n, w);

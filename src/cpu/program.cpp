@@ -252,6 +252,7 @@ class Program final : public BuildContext, public detail::Executor {
     const std::string& op = n.op;
     if (op == "Conv") build_conv(*this, n);
     else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "ReduceMean") build_pool(*this, n);
+    else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceL2") build_reduce(*this, n);
     else if (detail::is_activation(op)) build_eltwise(*this, n);
     else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") build_binary(*this, n);
     else if (op == "Concat") build_concat(*this, n);

@@ -128,15 +128,20 @@ SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::i
   if (ends.size() != starts.size() || (!axes.empty() && axes.size() != starts.size()) ||
       (!steps.empty() && steps.size() != starts.size()))
     throw Error(ErrorKind::BadInput, n.label() + ": starts, ends, axes and steps have different lengths");
-  SliceWindow w{Shape(x.size(), 0), x};
+  SliceWindow w{Shape(x.size(), 0), x, Shape(x.size(), 1)};
   for (std::size_t k = 0; k < starts.size(); ++k) {
     const auto ax = static_cast<std::size_t>(normalize_axis(n, axes.empty() ? static_cast<std::int64_t>(k) : axes[k], x.size()));
-    if (!steps.empty() && steps[k] != 1) throw Error(ErrorKind::Unsupported, n.label() + ": steps other than 1 are not supported");
+    const std::int64_t step = steps.empty() ? 1 : steps[k];
+    if (step == 0) throw Error(ErrorKind::BadInput, n.label() + ": a step of 0");
     const std::int64_t d = x[ax];
-    const std::int64_t s = std::clamp<std::int64_t>(starts[k] < 0 ? starts[k] + d : starts[k], 0, d);
-    const std::int64_t e = std::clamp<std::int64_t>(ends[k] < 0 ? ends[k] + d : ends[k], 0, d);
+    // ONNX clamps to [0, d] going forward and to [-1, d - 1] going backward.
+    const std::int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? d : d - 1;
+    const std::int64_t s = std::clamp<std::int64_t>(starts[k] < 0 ? starts[k] + d : starts[k], std::int64_t{0}, hi);
+    const std::int64_t e = std::clamp<std::int64_t>(ends[k] < 0 ? ends[k] + d : ends[k], lo, hi);
+    const std::int64_t span = step > 0 ? e - s : s - e, mag = step > 0 ? step : -step;
     w.begin[ax] = s;
-    w.size[ax] = std::max<std::int64_t>(0, e - s);
+    w.size[ax] = span > 0 ? (span + mag - 1) / mag : 0;
+    w.step[ax] = step;
   }
   return w;
 }

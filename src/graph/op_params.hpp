@@ -54,11 +54,12 @@ Shape broadcast_shapes(const Node& n, const Shape& a, const Shape& b);
 // Normalizes a possibly negative axis against a rank; throws BadInput naming the node.
 int normalize_axis(const Node& n, std::int64_t axis, std::size_t rank);
 
-// Slice (opset 10+, steps 1): the window of x it reads, from its constant
-// starts, ends, axes and steps (empty: ONNX's defaults). Throws BadInput
-// for lists of different lengths, Unsupported for steps other than 1.
+// Slice (opset 10+): the window of x it reads, from its constant starts,
+// ends, axes and steps (empty: ONNX's defaults): element k along axis d is
+// x's begin[d] + k * step[d]. Throws BadInput for lists of different
+// lengths or a step of 0.
 struct SliceWindow {
-  Shape begin, size;
+  Shape begin, size, step;
 };
 SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::int64_t>& starts,
                          const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& axes,

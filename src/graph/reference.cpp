@@ -182,7 +182,7 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     }
   } else if (op == "MaxPool" || op == "AveragePool") {
     pool(n, arg(0), y);
-  } else if (op == "GlobalAveragePool" || op == "ReduceMean") {
+  } else if (op == "GlobalAveragePool" || op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceL2") {
     const TensorData& x = arg(0);
     std::vector<bool> red(x.shape.size(), false);
     if (op == "GlobalAveragePool") {
@@ -193,7 +193,8 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
       for (I a : axes) red[static_cast<std::size_t>(normalize_axis(n, a, x.shape.size()))] = true;
     }
     // Output index of each input element: drop the reduced coordinates.
-    std::vector<double> acc(y.f.size(), 0.0);
+    const bool max = op == "ReduceMax", l2 = op == "ReduceL2";
+    std::vector<double> acc(y.f.size(), max ? -INFINITY : 0.0);
     I count = 1;
     for (std::size_t d = 0; d < red.size(); ++d)
       if (red[d]) count *= x.shape[d];
@@ -202,13 +203,16 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
       I o = 0;
       for (std::size_t d = 0; d < idx.size(); ++d)
         if (!red[d]) o = o * x.shape[d] + idx[d];
-      acc[static_cast<std::size_t>(o)] += x.f[e];
+      double& a = acc[static_cast<std::size_t>(o)];
+      a = max ? std::max(a, static_cast<double>(x.f[e])) : l2 ? a + static_cast<double>(x.f[e]) * x.f[e] : a + x.f[e];
       for (std::size_t d = idx.size(); d-- > 0;) {
         if (++idx[d] < x.shape[d]) break;
         idx[d] = 0;
       }
     }
-    for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] = static_cast<float>(acc[i] / static_cast<double>(count));
+    const bool mean = op == "GlobalAveragePool" || op == "ReduceMean";
+    for (std::size_t i = 0; i < y.f.size(); ++i)
+      y.f[i] = static_cast<float>(mean ? acc[i] / static_cast<double>(count) : l2 ? std::sqrt(acc[i]) : acc[i]);
   } else if (op == "Concat") {
     const int axis = normalize_axis(n, n.get_int("axis", 1), y.shape.size());
     I outer = 1, inner = 1;
@@ -336,6 +340,34 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         idx[d] = 0;
       }
     }
+  } else if (op == "Range") {
+    const TensorData &s0 = arg(0), &s2 = arg(2);
+    for (I k = 0; k < numel(y.shape); ++k) {
+      if (y.dtype == DType::F32) y.f[static_cast<std::size_t>(k)] = s0.f[0] + static_cast<float>(k) * s2.f[0];
+      else y.i[static_cast<std::size_t>(k)] = s0.i[0] + k * s2.i[0];
+    }
+  } else if (op == "ScatterND") {
+    const TensorData &x = arg(0), &idx = arg(1), &upd = arg(2);
+    y = x;
+    const I depth = idx.shape.back(), updates = numel(idx.shape) / depth;
+    I inner = 1;
+    for (std::size_t d = static_cast<std::size_t>(depth); d < x.shape.size(); ++d) inner *= x.shape[d];
+    const std::vector<I> xs = bstrides(x.shape, x.shape);
+    for (I u = 0; u < updates; ++u) {
+      I at = 0;
+      for (I d = 0; d < depth; ++d) {
+        const I dim = x.shape[static_cast<std::size_t>(d)];
+        I v = idx.i[static_cast<std::size_t>(u * depth + d)];
+        v = v < 0 ? v + dim : v;
+        if (v < 0 || v >= dim) throw Error(ErrorKind::BadInput, n.label() + ": index out of range");
+        at += v * xs[static_cast<std::size_t>(d)];
+      }
+      for (I k = 0; k < inner; ++k) {
+        const auto dst = static_cast<std::size_t>(at + k), src = static_cast<std::size_t>(u * inner + k);
+        if (y.dtype == DType::F32) y.f[dst] = upd.f[src];
+        else y.i[dst] = upd.i[src];
+      }
+    }
   } else if (op == "LayerNormalization") {
     const TensorData& x = arg(0);
     const TensorData* bias = opt(2);
@@ -397,16 +429,17 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     for (std::size_t k = 0; k < (y.dtype == DType::F32 ? y.f.size() : y.i.size()); ++k) {
       if (y.dtype == DType::F32) y.f[k] = x.dtype == DType::F32 ? x.f[k] : static_cast<float>(x.i[k]);
       else y.i[k] = x.dtype == DType::I64 ? x.i[k] : static_cast<I>(x.f[k]);
+      if (n.get_int("to", 0) == 9 && y.dtype == DType::I64) y.i[k] = y.i[k] != 0 || (x.dtype == DType::F32 && x.f[k] != 0.f);
     }
   } else if (op == "Slice") {
     const TensorData& x = arg(0);
-    const Shape begin = slice_window(n, x.shape, arg(1).i, arg(2).i, opt(3) ? opt(3)->i : std::vector<I>{},
-                                     opt(4) ? opt(4)->i : std::vector<I>{}).begin;
+    const SliceWindow w = slice_window(n, x.shape, arg(1).i, arg(2).i, opt(3) ? opt(3)->i : std::vector<I>{},
+                                       opt(4) ? opt(4)->i : std::vector<I>{});
     std::vector<I> idx(y.shape.size(), 0);
     const std::vector<I> xs = bstrides(x.shape, x.shape);
     for (I e = 0; e < numel(y.shape); ++e) {
       I src = 0;
-      for (std::size_t d = 0; d < idx.size(); ++d) src += (idx[d] + begin[d]) * xs[d];
+      for (std::size_t d = 0; d < idx.size(); ++d) src += (w.begin[d] + idx[d] * w.step[d]) * xs[d];
       if (y.dtype == DType::F32) y.f[static_cast<std::size_t>(e)] = x.f[static_cast<std::size_t>(src)];
       else y.i[static_cast<std::size_t>(e)] = x.i[static_cast<std::size_t>(src)];
       for (std::size_t d = idx.size(); d-- > 0;) {

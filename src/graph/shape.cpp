@@ -1,5 +1,6 @@
 // Shape inference and validation for every supported operator.
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "graph/activation.hpp"
@@ -20,7 +21,8 @@ const std::set<std::string>& ops() {
         "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Flatten", "Reshape", "Gemm", "MatMul",
         "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
         "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift", "LayerNormalization",
-        "Erf", "Sqrt", "Exp", "Neg", "Abs", "Reciprocal", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand"};
+        "Erf", "Sqrt", "Exp", "Neg", "Abs", "Reciprocal", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand",
+        "Range", "ScatterND", "ReduceSum", "ReduceMax", "ReduceL2"};
     for (const std::string& a : detail::activation_ops()) ops.insert(a);
     return ops;
   }();
@@ -198,7 +200,7 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     if (s.size() < 3) bad(n, "input must be N x C x spatial");
     std::fill(s.begin() + 2, s.end(), 1);
     set(0, s);
-  } else if (op == "ReduceMean") {
+  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceL2") {
     need_inputs(1, 2);
     const Shape& x = in_shape(0);
     std::vector<std::int64_t> axes = axes_of(g, n, 1);
@@ -279,6 +281,25 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     const TensorData& shape = need_const(1, "the shape");
     if (shape.dtype != DType::I64) bad(n, "the shape must be int64");
     set(0, broadcast_shapes(n, in_shape(0), shape.i), in_dtype(0));
+  } else if (op == "Range") {
+    need_inputs(3, 3);
+    const TensorData &s0 = need_const(0, "start"), &s1 = need_const(1, "limit"), &s2 = need_const(2, "delta");
+    if (s0.numel() != 1 || s1.numel() != 1 || s2.numel() != 1 || s0.dtype != s1.dtype || s0.dtype != s2.dtype)
+      bad(n, "start, limit and delta must be scalars of one type");
+    auto at = [](const TensorData& t) { return t.dtype == DType::F32 ? static_cast<double>(t.f[0]) : static_cast<double>(t.i[0]); };
+    const double count = std::ceil((at(s1) - at(s0)) / at(s2));
+    if (!(count < 1e9)) bad(n, "delta 0, or more than 1e9 values");
+    set(0, {std::max<std::int64_t>(0, static_cast<std::int64_t>(count))}, s0.dtype);
+  } else if (op == "ScatterND") {
+    need_inputs(3, 3);
+    const Shape &x = in_shape(0), &idx = in_shape(1), &upd = in_shape(2);
+    if (in_dtype(1) != DType::I64 || idx.empty() || idx.back() < 1 || idx.back() > static_cast<std::int64_t>(x.size()))
+      bad(n, "indices must be int64 with a last dimension of 1 to " + std::to_string(x.size()));
+    Shape want(idx.begin(), idx.end() - 1);
+    want.insert(want.end(), x.begin() + idx.back(), x.end());
+    if (upd != want || in_dtype(2) != in_dtype(0)) bad(n, "updates must be " + shape_str(want) + " of the data's type");
+    if (n.get_string("reduction", "none") != "none") throw Error(ErrorKind::Unsupported, n.label() + ": reduction is not supported");
+    set(0, x, in_dtype(0));
   } else if (op == "LayerNormalization") {
     need_inputs(2, 3);
     const Shape& x = in_shape(0);
@@ -349,7 +370,8 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   } else if (op == "Cast") {
     need_inputs(1, 1);
     const std::int64_t to = n.get_int("to", 0);
-    if (to != 1 && to != 7) throw Error(ErrorKind::Unsupported, n.label() + ": cast to ONNX type " + std::to_string(to) + " is not supported");
+    if (to != 1 && to != 7 && to != 9)
+      throw Error(ErrorKind::Unsupported, n.label() + ": cast to ONNX type " + std::to_string(to) + " is not supported");  // 9: bool, as int64 0/1
     set(0, in_shape(0), to == 1 ? DType::F32 : DType::I64);
   } else if (op == "Slice") {
     need_inputs(3, 5);
@@ -390,7 +412,8 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   // Float-only operators (their data input; parameters like pads or axes are int64).
   static const std::set<std::string> int_ok = {"Identity", "Concat", "Transpose", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
                                                "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad",
-                                               "Neg", "Abs", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand"};
+                                               "Neg", "Abs", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand",
+                                               "Range", "ScatterND"};
   if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
   // Operators whose every input is float data (weights, bias, statistics):
   // an int32 weight tensor reached the kernels as no floats at all (a fuzzer finding).
