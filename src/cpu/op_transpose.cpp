@@ -1,8 +1,10 @@
-// Transpose, Slice and Gather of one index: copies as oneDNN reorders.
+// Transpose, Slice, Pad and Gather of one index: copies as oneDNN reorders.
 //
 // Transpose -> one oneDNN reorder: the source's plain layout described with
 // permuted axes, written straight into the destination's layout (Keras's
 // NHWC input becomes the blocked NCHW the convolutions read, in one pass).
+#include <algorithm>
+
 #include "cpu/cpu_op.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
@@ -69,6 +71,58 @@ void build_slice(BuildContext& ctx, const Node& n) {
   const Shape& xs = g.value(n.inputs[0]).shape;
   add_window_copy(ctx, n, detail::slice_window(n, xs, constant_ints(g, n, 1), constant_ints(g, n, 2), constant_ints(g, n, 3),
                                                constant_ints(g, n, 4)));
+}
+
+namespace {
+
+// The output filled with the pad value, then the input reordered into its
+// window (a strided view of the output's plain layout).
+class PadOp : public PrimitiveOp {
+ public:
+  float value = 0;
+  std::size_t count = 0;
+  void execute(dnnl::stream& s) override {
+    float* y = static_cast<float*>(args.at(DNNL_ARG_TO).get_data_handle());
+    std::fill(y, y + count, value);  // (the window is written again: simpler than filling the borders alone)
+    PrimitiveOp::execute(s);
+  }
+};
+
+}  // namespace
+
+// Pad (constant mode) on runtime values.
+void build_pad(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  if (g.value(n.outputs[0]).dtype != DType::F32 || numel(ys) == 0) unsupported(n, "an integer or empty Pad");
+  const std::vector<std::int64_t> pads = detail::pad_amounts(g, n);
+  memory::dims strides(ys.size(), 1);
+  memory::dim offset = 0;
+  for (std::size_t d = ys.size(); d-- > 0;) {
+    if (d + 1 < ys.size()) strides[d] = strides[d + 1] * ys[d + 1];
+    if (pads[d] < 0 || pads[d + ys.size()] < 0) unsupported(n, "negative pads (cropping)");
+    offset += pads[d] * strides[d];
+  }
+  auto op = std::make_unique<PadOp>();
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    const TensorData* v = g.constant(n.inputs[2]);
+    if (!v || v->dtype != DType::F32 || v->numel() != 1) unsupported(n, "a pad value that is not a constant float");
+    op->value = v->f[0];
+  }
+  op->count = static_cast<std::size_t>(numel(ys));
+  TensorRef src = ctx.input(n.inputs[0], Form::Plain);
+  const TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
+  TensorRef window = dst;
+  window.md = memory::desc(to_dims(xs), memory::data_type::f32, strides);
+  window.md.data.offset0 = offset;
+  dnnl::reorder::primitive_desc pd(ctx.engine(), src.md, ctx.engine(), window.md, default_attr());
+  op->prim = dnnl::reorder(pd);
+  op->name = n.label();
+  finish(*op, pd);
+  op->acts[DNNL_ARG_FROM] = src;
+  op->acts[DNNL_ARG_TO] = window;
+  ctx.add(std::move(op));
 }
 
 // Gather of one constant index (attention's q, k, v from a packed tensor;

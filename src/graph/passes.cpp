@@ -360,6 +360,38 @@ int fuse_matmul_bias(Graph& g) {
   return fused;
 }
 
+int remove_broadcast_expands(Graph& g) {
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int removed = 0;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& e = g.nodes[k];
+    if (e.op != "Expand" || g.is_output(e.outputs[0]) || g.value(e.inputs[0]).is_constant()) continue;
+    const int y = e.outputs[0], x = e.inputs[0];
+    const Shape& ys = g.value(y).shape;
+    bool all = !cons[static_cast<std::size_t>(y)].empty();
+    for (int c : cons[static_cast<std::size_t>(y)]) {
+      const Node& r = g.nodes[static_cast<std::size_t>(c)];
+      const int other = other_operand(r, y);
+      all = all && (r.op == "Add" || r.op == "Sub" || r.op == "Mul" || r.op == "Div") && other >= 0 && other != y;
+      if (all) {  // the reader's result keeps its shape when it broadcasts x itself
+        try {
+          all = broadcast_shapes(r, g.value(other).shape, g.value(x).shape) == ys &&
+                broadcast_shapes(r, g.value(other).shape, ys) == ys;
+        } catch (const Error&) {
+          all = false;
+        }
+      }
+    }
+    if (!all) continue;
+    replace_uses(g, y, x);
+    dead[k] = true;
+    ++removed;
+  }
+  erase_nodes(g, dead);
+  return removed;
+}
+
 int fuse_residual_add(Graph& g) {
   const auto prod = producers(g);
   const auto cons = g.consumers();
@@ -456,6 +488,7 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
   if (fuse) note("fold_batchnorm", fold_batchnorm(g));
   note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization
   if (fuse) {
+    note("remove_broadcast_expands", remove_broadcast_expands(g));
     note("fuse_gelu", fuse_gelu(g));
     note("fuse_matmul_bias", fuse_matmul_bias(g));
     int acts = fuse_activations(g);

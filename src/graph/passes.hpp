@@ -25,6 +25,10 @@ int fold_batchnorm(Graph& g);
 // * 0.5; or x * (1 / sqrt(2))) becomes one Gelu node, which
 // fuse_activations may then fuse into the matrix product before it.
 int fuse_gelu(Graph& g);
+// An Expand whose every reader is an Add/Sub/Mul/Div that would broadcast
+// the unexpanded value to the same shape (F.normalize as exported) is
+// dropped: the reader broadcasts it.
+int remove_broadcast_expands(Graph& g);
 // MatMul by a constant [K, N] whose only reader adds a constant of N values
 // (PyTorch's Linear on more than 2-D, as exported) takes that as its bias: a
 // third input, vinfer's extension of MatMul.

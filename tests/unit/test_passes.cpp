@@ -94,6 +94,34 @@ TEST(Passes, FoldConstantsEvaluatesComparisonsAndSelections) {
   expect_same_meaning(g);
 }
 
+// Range, ScatterND, the reductions and a Cast to bool, folded, against
+// values worked by hand; an Expand that its reader would broadcast anyway
+// is dropped.
+TEST(Passes, FoldRangeScatterAndReductions) {
+  Graph g;
+  const int x = g.add_input("x", {2, 3});
+  const int r = g.add_node("Range", {g.add_constant("a", TensorData::f32({}, {1.f})), g.add_constant("b", TensorData::f32({}, {7.f})),
+                                     g.add_constant("d", TensorData::f32({}, {2.5f}))})[0];  // [1, 3.5, 6]
+  const int base = g.add_constant("base", TensorData::f32({2, 3}, {0, 0, 0, 0, 0, 0}));
+  const int sc = g.add_node("ScatterND", {base, g.add_constant("i", TensorData::i64({1, 1}, {1})), g.add_node("Reshape", {r, g.add_constant("s", TensorData::i64({2}, {1, 3}))})[0]})[0];
+  const int l2 = g.add_node("ReduceL2", {sc}, {{"axes", Ints{1}}, {"keepdims", std::int64_t{1}}})[0];  // [0, sqrt(49.25)]
+  const int mx = g.add_node("ReduceMax", {sc}, {{"axes", Ints{0}}, {"keepdims", std::int64_t{0}}})[0];  // [1, 3.5, 6]
+  const int flag = g.add_node("Cast", {g.add_node("Cast", {mx}, {{"to", std::int64_t{9}}})[0]}, {{"to", std::int64_t{1}}})[0];  // [1, 1, 1]
+  const int sum = g.add_node("Add", {g.add_node("Mul", {l2, flag})[0], sc})[0];
+  const int wide = g.add_node("Expand", {x, g.add_constant("to", TensorData::i64({2}, {2, 3}))})[0];
+  g.mark_output(g.add_node("Add", {wide, sum})[0]);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  ASSERT_EQ(h.nodes.size(), 2u);
+  const TensorData* c = h.constant(h.nodes[1].inputs[1]);
+  ASSERT_NE(c, nullptr);
+  const float n = std::sqrt(49.25f);
+  const std::vector<float> want{0, 0, 0, n + 1, n + 3.5f, n + 6};
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(c->f[i], want[i], 1e-6f) << i;
+  EXPECT_EQ(remove_broadcast_expands(h), 1);
+  expect_same_meaning(g);
+}
+
 // GELU spelled with Erf (both ways exporters write it) becomes one Gelu
 // fused into the MatMul before it, which also takes the bias Add.
 TEST(Passes, FuseGeluAndMatMulBias) {
