@@ -1,6 +1,7 @@
 #include "graph/op_params.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "vinfer/error.hpp"
 
@@ -144,6 +145,31 @@ SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::i
     w.step[ax] = step;
   }
   return w;
+}
+
+EinsumTerms einsum_terms(const Node& n) {
+  std::string eq;
+  for (char c : n.get_string("equation", "")) if (c != ' ') eq += c;
+  const std::size_t arrow = eq.find("->");
+  if (eq.find("...") != std::string::npos || arrow == std::string::npos)
+    throw Error(ErrorKind::Unsupported, n.label() + ": Einsum with '...' or without '->' is not supported");
+  EinsumTerms t;
+  t.output = eq.substr(arrow + 2);
+  std::string term;
+  for (char c : eq.substr(0, arrow) + ",") {
+    if (c == ',') {
+      t.inputs.push_back(term);
+      term.clear();
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      term += c;
+    } else {
+      throw Error(ErrorKind::BadInput, n.label() + ": Einsum equation '" + eq + "'");
+    }
+  }
+  for (char c : t.output)
+    if (!std::isalpha(static_cast<unsigned char>(c)) || t.output.find(c) != t.output.rfind(c))
+      throw Error(ErrorKind::BadInput, n.label() + ": Einsum equation '" + eq + "'");
+  return t;
 }
 
 LayerNormExtent layer_norm_extent(const Node& n, const Shape& x) {

@@ -73,6 +73,15 @@ struct LayerNormExtent {
 };
 LayerNormExtent layer_norm_extent(const Node& n, const Shape& x);
 
+// Einsum's equation, explicit form without ellipses ("bhid,bhjd->bhij";
+// spaces ignored): one string of letters per input and the output's.
+// Throws Unsupported for other forms, BadInput for a malformed one.
+struct EinsumTerms {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+EinsumTerms einsum_terms(const Node& n);
+
 // Softmax over x as [outer, len, inner], normalized along len. Before opset 13
 // ONNX's Softmax normalizes over all dimensions from `axis` on, as one (inner 1).
 struct SoftmaxExtent {

@@ -392,6 +392,49 @@ int remove_broadcast_expands(Graph& g) {
   return removed;
 }
 
+int einsum_to_matmul(Graph& g) {
+  int lowered = 0;
+  std::vector<Node> added;  // transposes, placed before their Einsum
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size());
+  for (Node& n : g.nodes) {
+    if (n.op == "Einsum" && n.inputs.size() == 2) {
+      const EinsumTerms t = einsum_terms(n);
+      const std::string &a = t.inputs[0], &b = t.inputs[1], &o = t.output;
+      const std::size_t r = o.size();
+      // batch letters, then a = ..ik, o = ..ij, and b = ..kj or ..jk
+      const bool shape_ok = r >= 2 && a.size() == r && b.size() == r && a.substr(0, r - 2) == o.substr(0, r - 2) &&
+                            b.substr(0, r - 2) == o.substr(0, r - 2) && a[r - 2] == o[r - 2] && a[r - 1] != o[r - 1] &&
+                            o.find(a[r - 1]) == std::string::npos;
+      const bool plain = shape_ok && b[r - 2] == a[r - 1] && b[r - 1] == o[r - 1];
+      const bool transposed = shape_ok && b[r - 1] == a[r - 1] && b[r - 2] == o[r - 1];
+      if (plain || transposed) {
+        if (transposed) {
+          std::vector<std::int64_t> perm(r);
+          for (std::size_t d = 0; d < r; ++d) perm[d] = static_cast<std::int64_t>(d);
+          std::swap(perm[r - 1], perm[r - 2]);
+          Node tr;
+          tr.op = "Transpose";
+          tr.name = n.name + ".transpose";
+          tr.inputs = {n.inputs[1]};
+          Shape s = g.value(n.inputs[1]).shape;
+          std::swap(s[r - 1], s[r - 2]);
+          tr.outputs = {g.add_value(g.value(n.inputs[1]).name + ".t", DType::F32, s)};
+          tr.attrs["perm"] = perm;
+          n.inputs[1] = tr.outputs[0];
+          nodes.push_back(std::move(tr));
+        }
+        n.op = "MatMul";
+        n.attrs.clear();
+        ++lowered;
+      }
+    }
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+  return lowered;
+}
+
 int fuse_residual_add(Graph& g) {
   const auto prod = producers(g);
   const auto cons = g.consumers();
@@ -484,6 +527,7 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
   };
   note("fold_constants", fold_constants(g, limits));
   note("remove_identities", remove_identities(g));
+  note("einsum_to_matmul", einsum_to_matmul(g));  // a lowering: Einsum has no kernel
   note("fold_pad", fold_pad(g));
   if (fuse) note("fold_batchnorm", fold_batchnorm(g));
   note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization

@@ -25,6 +25,10 @@ int fold_batchnorm(Graph& g);
 // * 0.5; or x * (1 / sqrt(2))) becomes one Gelu node, which
 // fuse_activations may then fuse into the matrix product before it.
 int fuse_gelu(Graph& g);
+// An Einsum that is a batched matrix product (MaxViT's "bghid,bghjd->bghij"
+// and "bghij,bghjd->bghid") becomes a MatMul, after a Transpose of its
+// second operand where the equation reads it transposed.
+int einsum_to_matmul(Graph& g);
 // An Expand whose every reader is an Add/Sub/Mul/Div that would broadcast
 // the unexpanded value to the same shape (F.normalize as exported) is
 // dropped: the reader broadcasts it.

@@ -340,6 +340,43 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         idx[d] = 0;
       }
     }
+  } else if (op == "Einsum") {
+    // Every letter's index in turn; each output element sums the inputs' product.
+    const EinsumTerms t = einsum_terms(n);
+    std::string letters;
+    std::vector<I> size;
+    for (std::size_t i = 0; i < t.inputs.size(); ++i)
+      for (std::size_t d = 0; d < t.inputs[i].size(); ++d)
+        if (letters.find(t.inputs[i][d]) == std::string::npos) letters += t.inputs[i][d], size.push_back(arg(i).shape[d]);
+    auto strides_for = [&](const std::string& term, const Shape& s) {
+      std::vector<I> st(letters.size(), 0);
+      I acc = 1;
+      for (std::size_t d = term.size(); d-- > 0;) st[letters.find(term[d])] += acc, acc *= s[d];
+      return st;
+    };
+    std::vector<std::vector<I>> in_st;
+    for (std::size_t i = 0; i < t.inputs.size(); ++i) in_st.push_back(strides_for(t.inputs[i], arg(i).shape));
+    const std::vector<I> out_st = strides_for(t.output, y.shape);
+    std::vector<double> acc(y.f.size(), 0.0);
+    std::vector<I> idx(letters.size(), 0);
+    I total = 1;
+    for (I s : size) total *= s;
+    for (I e = 0; e < total; ++e) {
+      double prod = 1;
+      for (std::size_t i = 0; i < t.inputs.size(); ++i) {
+        I at = 0;
+        for (std::size_t l = 0; l < idx.size(); ++l) at += idx[l] * in_st[i][l];
+        prod *= arg(i).f[static_cast<std::size_t>(at)];
+      }
+      I o = 0;
+      for (std::size_t l = 0; l < idx.size(); ++l) o += idx[l] * out_st[l];
+      acc[static_cast<std::size_t>(o)] += prod;
+      for (std::size_t l = idx.size(); l-- > 0;) {
+        if (++idx[l] < size[l]) break;
+        idx[l] = 0;
+      }
+    }
+    for (std::size_t i = 0; i < acc.size(); ++i) y.f[i] = static_cast<float>(acc[i]);
   } else if (op == "Range") {
     const TensorData &s0 = arg(0), &s2 = arg(2);
     for (I k = 0; k < numel(y.shape); ++k) {

@@ -1,6 +1,7 @@
 // Shape inference and validation for every supported operator.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "graph/activation.hpp"
@@ -22,7 +23,7 @@ const std::set<std::string>& ops() {
         "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
         "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift", "LayerNormalization",
         "Erf", "Sqrt", "Exp", "Neg", "Abs", "Reciprocal", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand",
-        "Range", "ScatterND", "ReduceSum", "ReduceMax", "ReduceL2"};
+        "Range", "ScatterND", "ReduceSum", "ReduceMax", "ReduceL2", "Einsum"};
     for (const std::string& a : detail::activation_ops()) ops.insert(a);
     return ops;
   }();
@@ -281,6 +282,24 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
     const TensorData& shape = need_const(1, "the shape");
     if (shape.dtype != DType::I64) bad(n, "the shape must be int64");
     set(0, broadcast_shapes(n, in_shape(0), shape.i), in_dtype(0));
+  } else if (op == "Einsum") {
+    const detail::EinsumTerms t = detail::einsum_terms(n);
+    need_inputs(t.inputs.size(), t.inputs.size());
+    std::map<char, std::int64_t> dim;
+    for (std::size_t i = 0; i < t.inputs.size(); ++i) {
+      const Shape& s = in_shape(i);
+      if (s.size() != t.inputs[i].size() || in_dtype(i) != DType::F32) bad(n, "input " + std::to_string(i) + " does not match the equation");
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        auto [it, fresh] = dim.emplace(t.inputs[i][d], s[d]);
+        if (!fresh && it->second != s[d]) bad(n, std::string("dimension '") + t.inputs[i][d] + "' differs between inputs");
+      }
+    }
+    Shape out;
+    for (char c : t.output) {
+      if (!dim.count(c)) bad(n, std::string("output dimension '") + c + "' is in no input");
+      out.push_back(dim[c]);
+    }
+    set(0, out);
   } else if (op == "Range") {
     need_inputs(3, 3);
     const TensorData &s0 = need_const(0, "start"), &s1 = need_const(1, "limit"), &s2 = need_const(2, "delta");

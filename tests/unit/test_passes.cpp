@@ -122,6 +122,40 @@ TEST(Passes, FoldRangeScatterAndReductions) {
   expect_same_meaning(g);
 }
 
+// Einsum: the reference against MatMul on the same operands, and the two
+// batched products MaxViT writes lowered to MatMul; another form (a
+// contraction over two letters) keeps the reference.
+TEST(Passes, EinsumToMatMul) {
+  struct Case {
+    const char* eq;
+    Shape a, b;
+    int lowered;
+  };
+  for (const Case& c : {Case{"b g h i d, b g h j d -> b g h i j", {1, 2, 3, 4, 5}, {1, 2, 3, 6, 5}, 1},
+                        Case{"bghij,bghjd->bghid", {1, 2, 3, 4, 6}, {1, 2, 3, 6, 5}, 1},
+                        Case{"ij,ij->i", {3, 4}, {3, 4}, 0}}) {
+    Graph g;
+    const int x = g.add_input("x", c.a);
+    g.mark_output(g.add_node("Einsum", {x, g.add_constant("w", test::random_tensor(c.b, 5))}, {{"equation", std::string(c.eq)}})[0]);
+    Graph h = g;
+    EXPECT_EQ(einsum_to_matmul(h), c.lowered) << c.eq;
+    expect_same_meaning(g);
+  }
+  // The reference by hand: "ij,jk->ik" of [[1,2,3],[4,5,6]] and rows (1,0), (0,1), (1,1).
+  Graph g;
+  const int x = g.add_input("x", {2, 3});
+  g.mark_output(g.add_node("Einsum", {x, g.add_constant("w", TensorData::f32({3, 2}, {1, 0, 0, 1, 1, 1}))},
+                           {{"equation", std::string("ij,jk->ik")}})[0]);
+  EngineOptions o;
+  o.backend = Backend::Reference;
+  o.optimize = false;
+  Model m = Model::from_graph(g, "test", o);
+  const float in[6] = {1, 2, 3, 4, 5, 6};
+  std::vector<float> y(4);
+  m.run(in, y.data());
+  EXPECT_EQ(y, (std::vector<float>{4, 5, 10, 11}));
+}
+
 // GELU spelled with Erf (both ways exporters write it) becomes one Gelu
 // fused into the MatMul before it, which also takes the bias Add.
 TEST(Passes, FuseGeluAndMatMulBias) {
