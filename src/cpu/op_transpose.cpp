@@ -1,4 +1,4 @@
-// Transpose, Slice, Pad and Gather of one index: copies as oneDNN reorders.
+// Transpose, Slice, Split, Pad and Gather of one index: copies as oneDNN reorders.
 //
 // Transpose -> one oneDNN reorder: the source's plain layout described with
 // permuted axes, written straight into the destination's layout (Keras's
@@ -32,10 +32,10 @@ namespace {
 // One oneDNN reorder from a window of the source (a strided view of its
 // plain layout) into the destination's layout, which holds the window's values
 // (its shape may drop the window's unit dimensions).
-void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow& w) {
+void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow& w, std::size_t output = 0) {
   const Graph& g = ctx.graph();
-  const Shape& ys = g.value(n.outputs[0]).shape;
-  if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "copying integer runtime values");
+  const Shape& ys = g.value(n.outputs[output]).shape;
+  if (g.value(n.outputs[output]).dtype != DType::F32) unsupported(n, "copying integer runtime values");
   if (numel(ys) == 0) unsupported(n, "an empty result");
   // The window as a strided view of x's plain layout (oneDNN takes no negative strides).
   const Shape& xs = g.value(n.inputs[0]).shape;
@@ -53,7 +53,7 @@ void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow
   src.md = memory::desc(to_dims(w.size), memory::data_type::f32, strides);
   src.md.data.offset0 = offset;
   const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0 && ys.size() == w.size.size();
-  TensorRef dst = ctx.output(n.outputs[0], blocked ? Form::Blocked : Form::Plain);
+  TensorRef dst = ctx.output(n.outputs[output], blocked ? Form::Blocked : Form::Plain);
   if (!blocked) dst.md = plain_md(w.size);  // the output's bytes, the window's dimensions
   ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));
 }
@@ -89,6 +89,19 @@ class PadOp : public PrimitiveOp {
 };
 
 }  // namespace
+
+// Split: a window copy per output.
+void build_split(BuildContext& ctx, const Node& n) {
+  const Shape& xs = ctx.graph().value(n.inputs[0]).shape;
+  const detail::SplitParams p = detail::split_params(ctx.graph(), n, xs);
+  detail::SliceWindow w{Shape(xs.size(), 0), xs, Shape(xs.size(), 1)};
+  const auto axis = static_cast<std::size_t>(p.axis);
+  for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+    w.size[axis] = p.lengths[o];
+    if (n.outputs[o] >= 0) add_window_copy(ctx, n, w, o);
+    w.begin[axis] += p.lengths[o];
+  }
+}
 
 // Pad (constant mode) on runtime values.
 void build_pad(BuildContext& ctx, const Node& n) {

@@ -267,6 +267,7 @@ class Program final : public BuildContext, public detail::Executor {
     else if (op == "Slice") build_slice(*this, n);
     else if (op == "Gather") build_gather(*this, n);
     else if (op == "Pad") build_pad(*this, n);
+    else if (op == "Split") build_split(*this, n);
     else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
     else throw Error(ErrorKind::Unsupported, "no CPU kernel for " + n.op);
   }

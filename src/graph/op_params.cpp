@@ -172,6 +172,33 @@ EinsumTerms einsum_terms(const Node& n) {
   return t;
 }
 
+SplitParams split_params(const Graph& g, const Node& n, const Shape& x) {
+  SplitParams p;
+  p.axis = normalize_axis(n, n.get_int("axis", 0), x.size());
+  const std::int64_t d = x[static_cast<std::size_t>(p.axis)];
+  const std::size_t outs = n.outputs.size();
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const TensorData* s = g.constant(n.inputs[1]);
+    if (!s || s->dtype != DType::I64) throw Error(ErrorKind::Unsupported, n.label() + ": split sizes must be constant int64");
+    p.lengths = s->i;
+  } else if (n.attrs.count("split")) {
+    p.lengths = n.get_ints("split");
+  } else {
+    const std::int64_t parts = n.get_int("num_outputs", static_cast<std::int64_t>(outs));
+    if (parts <= 0) throw Error(ErrorKind::BadInput, n.label() + ": num_outputs must be positive");
+    const std::int64_t each = (d + parts - 1) / parts;
+    for (std::int64_t k = 0; k < parts; ++k) p.lengths.push_back(std::max<std::int64_t>(0, std::min(each, d - k * each)));
+  }
+  std::int64_t sum = 0;
+  for (std::int64_t l : p.lengths) {
+    if (l < 0) throw Error(ErrorKind::BadInput, n.label() + ": a negative split length");
+    sum += l;
+  }
+  if (p.lengths.size() != outs || sum != d)
+    throw Error(ErrorKind::BadInput, n.label() + ": split lengths do not cover dimension " + std::to_string(d) + " in " + std::to_string(outs) + " outputs");
+  return p;
+}
+
 LayerNormExtent layer_norm_extent(const Node& n, const Shape& x) {
   const int axis = normalize_axis(n, n.get_int("axis", -1), x.size());
   LayerNormExtent e;

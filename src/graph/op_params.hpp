@@ -82,6 +82,15 @@ struct EinsumTerms {
 };
 EinsumTerms einsum_terms(const Node& n);
 
+// Split: the axis and each output's length along it, from the split input
+// (opset 13+), the attribute (before), or num_outputs (opset 18: equal
+// parts, the last smaller) or the number of outputs.
+struct SplitParams {
+  int axis = 0;
+  std::vector<std::int64_t> lengths;
+};
+SplitParams split_params(const Graph& g, const Node& n, const Shape& x);
+
 // Softmax over x as [outer, len, inner], normalized along len. Before opset 13
 // ONNX's Softmax normalizes over all dimensions from `axis` on, as one (inner 1).
 struct SoftmaxExtent {

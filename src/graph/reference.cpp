@@ -138,6 +138,7 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
   // Optional inputs only: Sum post-op operands follow the node's own inputs in `in`.
   auto opt = [&](std::size_t i) -> const TensorData* { return i < in.size() && i < n.inputs.size() ? in[i] : nullptr; };
   std::vector<TensorData> res;
+  res.reserve(n.outputs.size());  // (y below stays valid while Split adds its outputs)
   res.push_back(make(out_type(0), out_shape(0)));
   TensorData& y = res[0];
   const std::string& op = n.op;
@@ -377,6 +378,48 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
       }
     }
     for (std::size_t i = 0; i < acc.size(); ++i) y.f[i] = static_cast<float>(acc[i]);
+  } else if (op == "Split") {
+    const TensorData& x = arg(0);
+    const SplitParams p = split_params(g, n, x.shape);
+    I outer = 1, inner = 1;
+    for (int d = 0; d < p.axis; ++d) outer *= x.shape[static_cast<std::size_t>(d)];
+    for (std::size_t d = static_cast<std::size_t>(p.axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+    const I len = x.shape[static_cast<std::size_t>(p.axis)];
+    res.resize(n.outputs.size());
+    I start = 0;
+    for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+      if (o > 0) res[o] = make(out_type(o), out_shape(o));
+      TensorData& part = res[o];
+      const I l = p.lengths[o];
+      for (I a = 0; a < outer; ++a)
+        for (I k = 0; k < l * inner; ++k) {
+          const auto from = static_cast<std::size_t>((a * len + start) * inner + k), to = static_cast<std::size_t>(a * l * inner + k);
+          if (part.dtype == DType::F32) part.f[to] = x.f[from];
+          else part.i[to] = x.i[from];
+        }
+      start += l;
+    }
+  } else if (op == "GatherND") {
+    const TensorData &x = arg(0), &idx = arg(1);
+    const I depth = idx.shape.back(), count = numel(idx.shape) / depth;
+    I inner = 1;
+    for (std::size_t d = static_cast<std::size_t>(depth); d < x.shape.size(); ++d) inner *= x.shape[d];
+    const std::vector<I> xs = bstrides(x.shape, x.shape);
+    for (I u = 0; u < count; ++u) {
+      I at = 0;
+      for (I d = 0; d < depth; ++d) {
+        const I dim = x.shape[static_cast<std::size_t>(d)];
+        I v = idx.i[static_cast<std::size_t>(u * depth + d)];
+        v = v < 0 ? v + dim : v;
+        if (v < 0 || v >= dim) throw Error(ErrorKind::BadInput, n.label() + ": index out of range");
+        at += v * xs[static_cast<std::size_t>(d)];
+      }
+      for (I k = 0; k < inner; ++k) {
+        const auto to = static_cast<std::size_t>(u * inner + k), from = static_cast<std::size_t>(at + k);
+        if (y.dtype == DType::F32) y.f[to] = x.f[from];
+        else y.i[to] = x.i[from];
+      }
+    }
   } else if (op == "Range") {
     const TensorData &s0 = arg(0), &s2 = arg(2);
     for (I k = 0; k < numel(y.shape); ++k) {

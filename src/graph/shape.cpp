@@ -23,7 +23,7 @@ const std::set<std::string>& ops() {
         "Dropout", "Identity", "Constant", "Shape", "Gather", "Unsqueeze", "Squeeze", "Cast", "Slice",
         "ConstantOfShape", "Softmax", "Pad", "Transpose", "vinfer.ScaleShift", "LayerNormalization",
         "Erf", "Sqrt", "Exp", "Neg", "Abs", "Reciprocal", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand",
-        "Range", "ScatterND", "ReduceSum", "ReduceMax", "ReduceL2", "Einsum"};
+        "Range", "ScatterND", "ReduceSum", "ReduceMax", "ReduceL2", "Einsum", "Split", "GatherND"};
     for (const std::string& a : detail::activation_ops()) ops.insert(a);
     return ops;
   }();
@@ -300,6 +300,23 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
       out.push_back(dim[c]);
     }
     set(0, out);
+  } else if (op == "Split") {
+    need_inputs(1, 2);
+    const detail::SplitParams p = detail::split_params(g, n, in_shape(0));
+    for (std::size_t o = 0; o < n.outputs.size(); ++o) {
+      Shape s = in_shape(0);
+      s[static_cast<std::size_t>(p.axis)] = p.lengths[o];
+      set(o, s, in_dtype(0));
+    }
+  } else if (op == "GatherND") {
+    need_inputs(2, 2);
+    const Shape &x = in_shape(0), &idx = in_shape(1);
+    if (n.get_int("batch_dims", 0) != 0) throw Error(ErrorKind::Unsupported, n.label() + ": batch_dims other than 0");
+    if (in_dtype(1) != DType::I64 || idx.empty() || idx.back() < 1 || idx.back() > static_cast<std::int64_t>(x.size()))
+      bad(n, "indices must be int64 with a last dimension of 1 to " + std::to_string(x.size()));
+    Shape out(idx.begin(), idx.end() - 1);
+    out.insert(out.end(), x.begin() + idx.back(), x.end());
+    set(0, out, in_dtype(0));
   } else if (op == "Range") {
     need_inputs(3, 3);
     const TensorData &s0 = need_const(0, "start"), &s1 = need_const(1, "limit"), &s2 = need_const(2, "delta");
@@ -432,7 +449,7 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   static const std::set<std::string> int_ok = {"Identity", "Concat", "Transpose", "Flatten", "Reshape", "Shape", "Gather", "Unsqueeze", "Squeeze",
                                                "Cast", "Slice", "ConstantOfShape", "Constant", "Add", "Mul", "Sub", "Div", "Pad",
                                                "Neg", "Abs", "Not", "Equal", "Less", "Greater", "Mod", "Pow", "Where", "Expand",
-                                               "Range", "ScatterND"};
+                                               "Range", "ScatterND", "Split", "GatherND"};
   if (!int_ok.count(op) && !n.inputs.empty() && n.inputs[0] >= 0 && in_dtype(0) != DType::F32) bad(n, "input must be float32");
   // Operators whose every input is float data (weights, bias, statistics):
   // an int32 weight tensor reached the kernels as no floats at all (a fuzzer finding).

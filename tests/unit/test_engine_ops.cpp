@@ -314,7 +314,7 @@ TEST(EngineOps, SliceRuntimeValues) {
   }
 }
 
-// Strided Slice, Pad and the reductions on runtime values (Swin's patch
+// Strided Slice, Split, Pad and the reductions on runtime values (Swin's patch
 // merging, window padding and normalization): kernels, not the fallback,
 // except for steps a strided view cannot express.
 TEST(EngineOps, StridedSlicePadAndReductions) {
@@ -344,6 +344,22 @@ TEST(EngineOps, StridedSlicePadAndReductions) {
     g.mark_output(g.add_node("Pad", {x, ints(g, "p", {0, 0, 1, 2, 0, 1, 3, 0}), g.add_constant("v", TensorData::f32({}, {0.5f}))})[0]);
     ModelInfo info;
     EXPECT_LT(cpu_vs_reference(g, &info), 1e-7);
+    EXPECT_FALSE(fallback(info));
+  }
+  for (const std::int64_t parts : {2, 3}) {  // opset 18's num_outputs (7 = 3 + 3 + 1), and the split input
+    Graph g;
+    const int x = g.add_input("x", {1, 7, 4, 3});
+    std::vector<int> ins{x};
+    std::map<std::string, AttrValue> attrs{{"axis", std::int64_t{1}}};
+    if (parts == 3) attrs["num_outputs"] = std::int64_t{3};
+    else ins.push_back(ints(g, "split", {5, 2}));
+    const std::vector<int> outs = g.add_node("Split", ins, attrs, static_cast<int>(parts));
+    int y = outs[0];
+    for (std::size_t o = 1; o < outs.size(); ++o)
+      y = g.add_node("Concat", {y, outs[o]}, {{"axis", std::int64_t{1}}})[0];
+    g.mark_output(g.add_node("Relu", {y})[0]);
+    ModelInfo info;
+    EXPECT_LT(cpu_vs_reference(g, &info), 1e-7) << parts << " parts";
     EXPECT_FALSE(fallback(info));
   }
   for (const char* op : {"ReduceSum", "ReduceMax", "ReduceL2", "ReduceMean"})

@@ -120,6 +120,17 @@ TEST(Passes, FoldRangeScatterAndReductions) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(c->f[i], want[i], 1e-6f) << i;
   EXPECT_EQ(remove_broadcast_expands(h), 1);
   expect_same_meaning(g);
+  // GatherND by hand: rows (1, 2) and (0, 1) of [[0, 1, 2], [3, 4, 5]] -> 5, 1; split 3 = 2 + 1.
+  Graph k;
+  const int z = k.add_input("z", {2});
+  const int data = k.add_constant("d", TensorData::f32({2, 3}, {0, 1, 2, 3, 4, 5}));
+  const int picked = k.add_node("GatherND", {data, k.add_constant("i", TensorData::i64({2, 2}, {1, 2, 0, 1}))})[0];
+  const std::vector<int> parts = k.add_node("Split", {k.add_constant("r", TensorData::f32({3}, {7, 8, 9}))}, {{"num_outputs", std::int64_t{2}}}, 2);
+  k.mark_output(k.add_node("Add", {k.add_node("Add", {z, picked})[0], parts[0]})[0]);
+  fold_constants(k, GraphLimits{});
+  ASSERT_EQ(k.nodes.size(), 2u);
+  EXPECT_EQ(k.constant(k.nodes[0].inputs[1])->f, (std::vector<float>{5, 1}));
+  EXPECT_EQ(k.constant(k.nodes[1].inputs[1])->f, (std::vector<float>{7, 8}));
 }
 
 // Einsum: the reference against MatMul on the same operands, and the two
