@@ -3,17 +3,19 @@
 output on a fixed input, for vinfer's parity tests.
 
     python3 tests/models/export_models.py OUT_DIR densenet121 resnet18 ...
+    python3 tests/models/export_models.py OUT_DIR zoo     # every torchvision classifier
 
-For each NAME it writes OUT_DIR/NAME.onnx, NAME.input.npy (1x3x224x224) and
+For each NAME it writes OUT_DIR/NAME.onnx, NAME.input.npy (1x3x224x224; 299 for inception_v3) and
 NAME.torch.npy (PyTorch's logits); for vinfer's built-in names also the
 state_dict as torch.save writes it (NAME.pth), and for densenet121 and resnet18
 the legacy (pre-1.6) format with DenseNet's legacy key names
 (NAME.legacy.pth) and a .safetensors file. OUT_DIR/hostile.pth is a
 torch.save-style archive whose pickle calls os.system: vinfer must refuse it. The weights are torchvision's random
-initialisation, and every BatchNorm gets random running statistics and affine
+initialisation (weights it initializes to zero, as ViT's head, random instead), and every BatchNorm gets random running statistics and affine
 parameters, so that folding them is really tested. Labels from these models are
 meaningless; they exist to compare numbers. Works with Debian's python3-torch
-1.13 (CI) and PyPI's torch 2.x (scripts/peers).
+1.13 (CI) and PyPI's torch 2.x (scripts/peers). VINFER_OPSET sets the opset
+(13 by default); VINFER_EXPORTER=dynamo uses torch 2.x's default exporter.
 """
 import os
 import sys
@@ -27,7 +29,8 @@ ALL = ["densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg
        "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "mobilenet_v2", "squeezenet1_1",
        "efficientnet_b0"]
 # "zoo": every classifier torchvision lists (list_models, torchvision >= 0.14).
-CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1", "regnet_y_400mf"]
+CI = ["densenet121", "resnet18", "mobilenet_v2", "squeezenet1_1", "regnet_y_400mf", "mobilenet_v3_small", "shufflenet_v2_x1_0",
+      "convnext_tiny", "vit_b_32"]
 # Built into vinfer (src/zoo/torchvision.cpp): these get .pth files.
 ZOO = {"densenet121", "densenet161", "densenet169", "densenet201", "vgg11", "vgg13", "vgg16", "vgg19", "vgg11_bn", "vgg13_bn",
        "vgg16_bn", "vgg19_bn", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152"}
