@@ -65,6 +65,12 @@ struct ModelInfo {
   std::int64_t naive_bytes = 0;   // the same without reuse, for comparison
   std::int64_t weight_bytes = 0;
   std::vector<std::string> passes;  // "fold_batchnorm: 120 folded", ...
+  int opset = 0;                                // ONNX opset of the file (0: a built-in network)
+  std::vector<std::pair<std::string, int>> operators;  // imported operators and how many of each, by name
+  // Each kernel of a forward pass in order: the node (or layout conversion)
+  // and the implementation that runs it ("vinfer:reference": the reference
+  // evaluator, slow; passes' "reference_fallback" line says why).
+  std::vector<std::pair<std::string, std::string>> kernels;
 };
 
 // One kernel's share of a forward pass (Model::profile).

@@ -90,6 +90,7 @@ struct Node {
 class Graph {
  public:
   std::string name;
+  int opset = 0;  // the ONNX (default domain) opset it was imported from; 0: built by vinfer
   std::vector<Value> values;
   std::vector<Node> nodes;   // topological order
   std::vector<int> inputs;   // value ids of the runtime inputs

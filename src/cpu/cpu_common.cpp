@@ -1,4 +1,6 @@
 // Shared helpers of the CPU backend: memory descriptors, weight packing, post-ops.
+#include <algorithm>
+#include <cfloat>
 #include <cstring>
 
 #include "cpu/cpu_op.hpp"
@@ -66,7 +68,8 @@ std::vector<EltwiseStep> eltwise_steps(const PostOp& act) {
   using A = dnnl::algorithm;
   switch (act.kind) {
     case PostOp::Relu: return {{A::eltwise_relu}};
-    case PostOp::Clip: return {{A::eltwise_clip, act.alpha, act.beta}};
+    case PostOp::Clip:  // (oneDNN's jit kernels refuse infinite bounds: the largest floats clip the same finite values)
+      return {{A::eltwise_clip, std::max(act.alpha, -FLT_MAX), std::min(act.beta, FLT_MAX)}};
     case PostOp::Sigmoid: return {{A::eltwise_logistic}};
     case PostOp::Swish: return {{A::eltwise_swish, 1.f}};
     case PostOp::HardSigmoid: return {{A::eltwise_linear, act.alpha, act.beta}, {A::eltwise_clip, 0.f, 1.f}};

@@ -132,6 +132,12 @@ void build_conv(BuildContext& ctx, const Node& n);
 // windows tile the map); it is then not built.
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
 void build_pool(BuildContext& ctx, const Node& n);
+// vinfer's kernels where oneDNN has only its reference one (op_broadcast.cpp):
+// Add/Sub/Mul/Div with any broadcast, on plain tensors (in: the operands,
+// in[0] the full-size one where the op allows), and a reduction over the
+// last axes alone (false when `reduced` is not that).
+void build_broadcast_binary(BuildContext& ctx, const Node& n, const int (&in)[2]);
+bool build_row_reduce(BuildContext& ctx, const Node& n, const std::vector<bool>& reduced);
 void build_reduce(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
 // it, or null.

@@ -10,14 +10,20 @@
 namespace vinfer::cpu {
 namespace {
 
-// 4-D float tensors live blocked, or channels-last where the full-size
-// input already is only so (after a grouped convolution that runs so);
-// everything else plain.
+// 4-D float tensors live blocked, or in the form the full-size input
+// already has where that is channels-last (after a grouped convolution
+// that runs so) or plain with channels that are not whole blocks (oneDNN's
+// element-wise kernels take no padded blocks; a concatenation written in
+// place, whole blocks only, needs its parts blocked); everything else plain.
 Form form_of(const BuildContext& ctx, const Node& n, const Shape& s) {
   if (s.size() != 4) return Form::Plain;
   for (int v : n.inputs)
-    if (v >= 0 && !ctx.graph().value(v).is_constant() && ctx.graph().value(v).shape == s)
-      return ctx.has_form(v, Form::ChannelsLast) && !ctx.has_form(v, Form::Blocked) ? Form::ChannelsLast : Form::Blocked;
+    if (v >= 0 && !ctx.graph().value(v).is_constant() && ctx.graph().value(v).shape == s) {
+      if (ctx.has_form(v, Form::Blocked)) return Form::Blocked;
+      if (ctx.has_form(v, Form::ChannelsLast)) return Form::ChannelsLast;
+      if (ctx.has_form(v, Form::Plain) && s[1] % channel_block() != 0) return Form::Plain;
+      return Form::Blocked;
+    }
   return Form::Blocked;
 }
 
@@ -55,31 +61,33 @@ void build_binary(BuildContext& ctx, const Node& n) {
   if ((n.op == "Add" || n.op == "Mul") && g.value(in[0]).shape != ys && g.value(in[1]).shape == ys) std::swap(in[0], in[1]);
   memory::desc mds[2];
   for (int i = 0; i < 2; ++i) {
-    const int v = in[i];
     // oneDNN wants equal ranks: prepend 1s (same bytes).
-    Shape s = g.value(v).shape;
+    Shape s = g.value(in[i]).shape;
     s.insert(s.begin(), ys.size() - s.size(), 1);
-    const memory::desc md = md_for(s, form);
-    mds[i] = md;
-    const int arg = i == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
-    if (const TensorData* c = g.constant(v)) {
-      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(s), md, op->buffers);
-    } else {
-      TensorRef t = ctx.input(v, form);
-      t.md = md;
-      op->acts[arg] = t;
-    }
+    mds[i] = md_for(s, form);
   }
   const dnnl::algorithm alg = n.op == "Add"   ? dnnl::algorithm::binary_add
                               : n.op == "Mul" ? dnnl::algorithm::binary_mul
                               : n.op == "Sub" ? dnnl::algorithm::binary_sub
                                               : dnnl::algorithm::binary_div;
-  TensorRef dst = ctx.output(n.outputs[0], form);
-  dnnl::binary::desc d(alg, mds[0], mds[1], dst.md);
+  dnnl::binary::desc d(alg, mds[0], mds[1], md_for(ys, form));
   dnnl::binary::primitive_desc pd(d, default_attr(), ctx.engine());
+  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return build_broadcast_binary(ctx, n, in);
+  for (int i = 0; i < 2; ++i) {
+    const int arg = i == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1;
+    if (const TensorData* c = g.constant(in[i])) {
+      Shape s = c->shape;
+      s.insert(s.begin(), ys.size() - s.size(), 1);
+      op->args[arg] = pack_weights(ctx.engine(), *c, plain_md(s), mds[i], op->buffers);
+    } else {
+      TensorRef t = ctx.input(in[i], form);
+      t.md = mds[i];
+      op->acts[arg] = t;
+    }
+  }
   op->prim = dnnl::binary(pd);
   op->name = n.label();
-  op->acts[DNNL_ARG_DST] = dst;
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], form);
   finish(*op, pd);
   ctx.add(std::move(op));
 }

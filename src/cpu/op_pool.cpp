@@ -104,6 +104,8 @@ void build_reduce(BuildContext& ctx, const Node& n) {
   Shape kept = xs;
   for (std::size_t d = 0; d < xs.size(); ++d)
     if (red[d]) kept[d] = 1;
+  // oneDNN 2.6 runs the L2 norm only on its reference kernel; vinfer's rows do the last axes.
+  if (n.op == "ReduceL2" && build_row_reduce(ctx, n, red)) return;
   const dnnl::algorithm alg = n.op == "ReduceSum"   ? dnnl::algorithm::reduction_sum
                               : n.op == "ReduceMax" ? dnnl::algorithm::reduction_max
                               : n.op == "ReduceL2"  ? dnnl::algorithm::reduction_norm_lp_sum

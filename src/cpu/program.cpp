@@ -294,6 +294,8 @@ class Program final : public BuildContext, public detail::Executor {
     info.arena_bytes = plan_.arena_bytes;
     info.naive_bytes = plan_.naive_bytes;
     info.nodes_executed = static_cast<int>(ops_.size());
+    info.kernels.clear();
+    for (const auto& op : ops_) info.kernels.emplace_back(op->name, op->impl);
   }
 
   // Each op that prefetches gets the weights of the ops after it, in the

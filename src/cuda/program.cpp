@@ -267,6 +267,8 @@ class Program final : public detail::Executor {
     VINFER_CU(cudaGetLastError());  // a kernel that failed to launch
     capture(true, graph_, exec_);
     info.nodes_executed = static_cast<int>(ops_.size());
+    info.kernels.clear();
+    for (const auto& op : ops_) info.kernels.emplace_back(op->name, op->impl);
   }
 
   void run(const float* input, float* output) override {

@@ -233,6 +233,7 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
   const onnx::GraphProto& gp = model.graph();
   Graph g;
   g.name = gp.name().empty() ? name : gp.name();
+  g.opset = static_cast<int>(opset);
   std::map<std::string, int> ids;
   std::int64_t bytes = 0;
   for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {

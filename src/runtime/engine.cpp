@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "cpu/cpu_backend.hpp"
@@ -113,6 +114,10 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   impl->info.source = source;
   impl->info.name = graph.name;
   impl->info.nodes_imported = static_cast<int>(graph.nodes.size());
+  impl->info.opset = graph.opset;
+  std::map<std::string, int> ops;
+  for (const Node& n : graph.nodes) ++ops[n.op];
+  impl->info.operators.assign(ops.begin(), ops.end());
   if (graph.inputs.size() != 1 || graph.outputs.size() != 1)
     throw Error(ErrorKind::Unsupported, source + ": vinfer runs networks with one input and one output (this one has " +
                                             std::to_string(graph.inputs.size()) + " and " + std::to_string(graph.outputs.size()) + ")");

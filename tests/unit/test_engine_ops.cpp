@@ -362,6 +362,15 @@ TEST(EngineOps, StridedSlicePadAndReductions) {
     EXPECT_LT(cpu_vs_reference(g, &info), 1e-7) << parts << " parts";
     EXPECT_FALSE(fallback(info));
   }
+  {  // Swin's broadcasts, which oneDNN runs only on its reference kernel: per row, and a mask over one middle axis
+    Graph g;
+    const int x = g.add_input("x", {2, 3, 4, 5});
+    const int norm = g.add_node("ReduceL2", {x}, {{"axes", Ints{-1}}, {"keepdims", std::int64_t{1}}})[0];
+    const int unit = g.add_node("Div", {x, g.add_node("Clip", {norm}, {{"min", 1e-12f}, {"vinfer.opset", std::int64_t{6}}})[0]})[0];
+    const int wide = g.add_node("Reshape", {unit, ints(g, "s", {1, 2, 3, 4, 5})})[0];
+    g.mark_output(g.add_node("Add", {wide, g.add_constant("mask", test::random_tensor({1, 2, 1, 4, 5}, 9))})[0]);
+    expect_fast_and_exact(g, "normalize and mask");
+  }
   for (const char* op : {"ReduceSum", "ReduceMax", "ReduceL2", "ReduceMean"})
     for (const std::int64_t keep : {0, 1}) {
       Graph g;

@@ -366,7 +366,7 @@ struct BenchCmd {
 
 struct InfoCmd {
   ModelArgs m;
-  bool profile = false;
+  bool profile = false, kernels = false;
   int runs = 5;
   std::string json_path, input_path;
 
@@ -377,7 +377,19 @@ struct InfoCmd {
     std::printf("  nodes imported %d, kernels run %d, concatenations in place %d\n", i.nodes_imported, i.nodes_executed, i.concats_in_place);
     std::printf("  arena %.2f MiB (%.2f MiB without reuse), weights %.2f MiB\n", i.arena_bytes / 1048576.0, i.naive_bytes / 1048576.0,
                 i.weight_bytes / 1048576.0);
+    if (i.opset > 0) std::printf("  ONNX opset %d\n", i.opset);
+    std::string ops;
+    for (const auto& [op, count] : i.operators) ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(count);
+    std::printf("  operators: %s\n", ops.c_str());
     for (const std::string& p : i.passes) std::printf("  pass %s\n", p.c_str());
+    // Where the kernels run: how many on each implementation, or each one.
+    std::map<std::string, int> impls;
+    for (const auto& k : i.kernels) ++impls[k.second];
+    std::string where;
+    for (const auto& [impl, count] : impls) where += (where.empty() ? "" : ", ") + impl + " " + std::to_string(count);
+    std::printf("  kernels by implementation: %s\n", where.c_str());
+    if (kernels)
+      for (const auto& [node, impl] : i.kernels) std::printf("  kernel %-60s %s\n", node.c_str(), impl.c_str());
     if (!profile) return kExitOk;
     std::vector<float> x = forward_input(model, input_path), y(model.output_size());
     model.run(x.data(), y.data());
@@ -495,6 +507,7 @@ void add_info(CLI::App& app, Handler& run) {
   auto c = std::make_shared<InfoCmd>();
   c->m.add_to(app);
   app.add_flag("--profile", c->profile, "Also time every kernel (fastest of --runs)");
+  app.add_flag("--kernels", c->kernels, "List every kernel and the implementation that runs it");
   app.add_option("--runs", c->runs, "Profile runs")->check(CLI::Range(1, 1000));
   run = [c] { return c->run(); };
 }
