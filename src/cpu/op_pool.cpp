@@ -163,10 +163,12 @@ void build_pool(BuildContext& ctx, const Node& n) {
                  1 + (xs[3] + pl[1] + pr[1] - ((kernel[1] - 1) * (dil[1] + 1) + 1)) / strides[1]};
   TensorRef src = ctx.input(n.inputs[0], Form::Blocked);
   // ReduceMean without keepdims yields [N, C]: pool straight into its plain
-  // storage, which has the bytes of [N, C, 1, 1].
+  // storage, which has the bytes of [N, C, 1, 1], and for whole channel
+  // blocks those of the blocked [N, C, 1, 1] too (oneDNN pools blocked to
+  // plain only with its reference kernel).
   const bool squeeze = ys.size() != 4;
   TensorRef dst = ctx.output(n.outputs[0], squeeze ? Form::Plain : Form::Blocked);
-  if (squeeze) dst.md = plain_md(y4);
+  if (squeeze) dst.md = y4[2] * y4[3] == 1 && y4[1] % channel_block() == 0 ? blocked_md(y4) : plain_md(y4);
   auto op = std::make_unique<PrimitiveOp>();
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.md, dst.md, strides, kernel, dil, pl, pr);
   dnnl::pooling_v2_forward::primitive_desc pd(d, default_attr(), ctx.engine());
