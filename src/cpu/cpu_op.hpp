@@ -138,6 +138,7 @@ void build_pool(BuildContext& ctx, const Node& n);
 // last axes alone (false when `reduced` is not that).
 void build_broadcast_binary(BuildContext& ctx, const Node& n, const int (&in)[2]);
 bool build_row_reduce(BuildContext& ctx, const Node& n, const std::vector<bool>& reduced);
+void build_gather_rows(BuildContext& ctx, const Node& n);
 void build_reduce(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
 // it, or null.

@@ -1,7 +1,8 @@
-// vinfer's own kernels for the element-wise shapes oneDNN 2.6 runs only on
-// its reference implementation (100x slower): a binary operation whose
-// broadcast is not per tensor or per channel (Swin's attention mask, F.normalize's
-// division by a norm per row), and reductions over the last axes.
+// vinfer's own kernels for what oneDNN 2.6 runs only on its reference
+// implementation (100x slower) or not at all: a binary operation whose
+// broadcast is not per tensor or per channel (Swin's attention mask,
+// F.normalize's division by a norm per row), reductions over the last axes,
+// and Gather by constant indices.
 #include <omp.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 
 #include "cpu/cpu_op.hpp"
+#include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 
 namespace vinfer::cpu {
@@ -81,7 +83,47 @@ class RowReduceOp : public CpuOp {
   std::vector<ByteSpan> weights() const override { return {}; }
 };
 
+// y[o, k, :] = x[o, index[k], :] (Gather along one axis by constant indices).
+class GatherOp : public CpuOp {
+ public:
+  std::int64_t outer = 1, axis_len = 1, inner = 1;
+  std::vector<std::int64_t> index;
+  void execute(dnnl::stream&) override {
+    const float* x = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    float* y = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    const auto count = static_cast<std::int64_t>(index.size());
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t k = 0; k < count; ++k)
+        std::memcpy(y + (o * count + k) * inner, x + (o * axis_len + index[static_cast<std::size_t>(k)]) * inner,
+                    static_cast<std::size_t>(inner) * sizeof(float));
+  }
+  std::vector<ByteSpan> weights() const override { return {}; }
+};
+
 }  // namespace
+
+void build_gather_rows(BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData* idx = g.constant(n.inputs[1]);
+  if (!idx || idx->dtype != DType::I64 || g.value(n.outputs[0]).dtype != DType::F32)
+    unsupported(n, "a Gather of runtime or non-integer indices");
+  const auto axis = static_cast<std::size_t>(detail::normalize_axis(n, n.get_int("axis", 0), xs.size()));
+  auto op = std::make_unique<GatherOp>();
+  op->axis_len = xs[axis];
+  for (std::size_t d = 0; d < axis; ++d) op->outer *= xs[d];
+  for (std::size_t d = axis + 1; d < xs.size(); ++d) op->inner *= xs[d];
+  for (std::int64_t i : idx->i) {
+    const std::int64_t k = i < 0 ? i + op->axis_len : i;
+    if (k < 0 || k >= op->axis_len) unsupported(n, "an index out of range");
+    op->index.push_back(k);
+  }
+  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Plain);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Plain);
+  op->name = n.label();
+  op->impl = "vinfer:gather";
+  ctx.add(std::move(op));
+}
 
 void build_broadcast_binary(BuildContext& ctx, const Node& n, const int (&in)[2]) {
   const Graph& g = ctx.graph();

@@ -144,7 +144,8 @@ void build_gather(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const TensorData* idx = g.constant(n.inputs[1]);
-  if (!idx || idx->dtype != DType::I64 || idx->numel() != 1) unsupported(n, "a Gather of other than one constant index");
+  if (idx && idx->dtype == DType::I64 && idx->numel() != 1) return build_gather_rows(ctx, n);
+  if (!idx || idx->dtype != DType::I64) unsupported(n, "a Gather of runtime or non-integer indices");
   const auto axis = static_cast<std::size_t>(detail::normalize_axis(n, n.get_int("axis", 0), xs.size()));
   std::int64_t i = idx->i[0] < 0 ? idx->i[0] + xs[axis] : idx->i[0];
   if (i < 0 || i >= xs[axis]) unsupported(n, "an index out of range");
