@@ -23,7 +23,8 @@ void build_softmax(BuildContext& ctx, const Node& n) {
   ctx.add(std::move(op));
 }
 
-// Flatten, Reshape, Squeeze, Unsqueeze: the same bytes, read as another shape.
+// Flatten, Reshape, Squeeze, Unsqueeze, and Identity and Dropout (inference:
+// the input itself): the same bytes, read as another shape.
 void build_reshape(BuildContext& ctx, const Node& n) { ctx.alias_plain(n.outputs[0], n.inputs[0]); }
 
 }  // namespace vinfer::cpu

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -39,6 +40,44 @@ dnnl::engine cpu_engine() {
   }();
   (void)capped;
   return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+
+// The operators the CPU backend has kernels for (besides every activation
+// and reshape), each to the factory that validates and builds it. A factory
+// may still throw Unsupported for a configuration; the program then runs
+// the node on the reference evaluator.
+using Factory = void (*)(BuildContext&, const Node&);
+const std::map<std::string, Factory>& kernel_table() {
+  static const std::map<std::string, Factory> table = {
+      {"Conv", build_conv},
+      {"MaxPool", build_pool},
+      {"AveragePool", build_pool},
+      {"GlobalAveragePool", build_pool},
+      {"ReduceMean", build_pool},
+      {"ReduceSum", build_reduce},
+      {"ReduceMax", build_reduce},
+      {"ReduceL2", build_reduce},
+      {"Add", build_binary},
+      {"Sub", build_binary},
+      {"Mul", build_binary},
+      {"Div", build_binary},
+      {"Concat", build_concat},
+      {"Gemm", build_inner_product},
+      {"MatMul", build_inner_product},
+      {"Softmax", build_softmax},
+      {"LayerNormalization", build_layer_norm},
+      {"vinfer.ScaleShift", [](BuildContext& ctx, const Node& n) {
+         if (!scale_shift_absorbed(ctx, n)) build_scale_shift(ctx, n);
+       }},
+      {"Transpose", build_transpose},
+      {"Slice", build_slice},
+      {"Gather", build_gather},
+      {"Pad", build_pad},
+      {"Split", build_split},
+      {"Identity", build_reshape},
+      {"Dropout", build_reshape},
+  };
+  return table;
 }
 
 class Program final : public BuildContext, public detail::Executor {
@@ -249,27 +288,12 @@ class Program final : public BuildContext, public detail::Executor {
   }
 
   void dispatch(const Node& n) {
-    const std::string& op = n.op;
-    if (op == "Conv") build_conv(*this, n);
-    else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "ReduceMean") build_pool(*this, n);
-    else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceL2") build_reduce(*this, n);
-    else if (detail::is_activation(op)) build_eltwise(*this, n);
-    else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") build_binary(*this, n);
-    else if (op == "Concat") build_concat(*this, n);
-    else if (op == "Gemm" || op == "MatMul") build_inner_product(*this, n);
-    else if (op == "Softmax") build_softmax(*this, n);
-    else if (op == "LayerNormalization") build_layer_norm(*this, n);
-    else if (op == "vinfer.ScaleShift") {
-      if (!scale_shift_absorbed(*this, n)) build_scale_shift(*this, n);
-    }
-    else if (detail::is_reshape_op(op)) build_reshape(*this, n);
-    else if (op == "Transpose") build_transpose(*this, n);
-    else if (op == "Slice") build_slice(*this, n);
-    else if (op == "Gather") build_gather(*this, n);
-    else if (op == "Pad") build_pad(*this, n);
-    else if (op == "Split") build_split(*this, n);
-    else if (op == "Identity" || op == "Dropout") alias_plain(n.outputs[0], n.inputs[0]);
-    else throw Error(ErrorKind::Unsupported, "no CPU kernel for " + n.op);
+    if (detail::is_activation(n.op)) return build_eltwise(*this, n);
+    if (detail::is_reshape_op(n.op)) return build_reshape(*this, n);
+    const auto& table = kernel_table();
+    auto it = table.find(n.op);
+    if (it == table.end()) throw Error(ErrorKind::Unsupported, "no CPU kernel for " + n.op);
+    it->second(*this, n);
   }
 
   void plan(ModelInfo& info) {
