@@ -399,8 +399,13 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         }
       start += l;
     }
-  } else if (op == "GatherND") {
+  } else if (op == "GatherND" || op == "ScatterND") {
+    // Each index tuple (the last axis of the indices) picks a slice of x:
+    // GatherND copies it out, ScatterND writes the update's slice into it.
     const TensorData &x = arg(0), &idx = arg(1);
+    const bool scatter = op == "ScatterND";
+    if (scatter) y = x;
+    const TensorData& from = scatter ? arg(2) : x;
     const I depth = idx.shape.back(), count = numel(idx.shape) / depth;
     I inner = 1;
     for (std::size_t d = static_cast<std::size_t>(depth); d < x.shape.size(); ++d) inner *= x.shape[d];
@@ -414,10 +419,11 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
         if (v < 0 || v >= dim) throw Error(ErrorKind::BadInput, n.label() + ": index out of range");
         at += v * xs[static_cast<std::size_t>(d)];
       }
-      for (I k = 0; k < inner; ++k) {
-        const auto to = static_cast<std::size_t>(u * inner + k), from = static_cast<std::size_t>(at + k);
-        if (y.dtype == DType::F32) y.f[to] = x.f[from];
-        else y.i[to] = x.i[from];
+      for (I e = 0; e < inner; ++e) {
+        const auto slice = static_cast<std::size_t>(at + e), packed = static_cast<std::size_t>(u * inner + e);
+        const std::size_t dst = scatter ? slice : packed, src = scatter ? packed : slice;
+        if (y.dtype == DType::F32) y.f[dst] = from.f[src];
+        else y.i[dst] = from.i[src];
       }
     }
   } else if (op == "Range") {
@@ -425,28 +431,6 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     for (I k = 0; k < numel(y.shape); ++k) {
       if (y.dtype == DType::F32) y.f[static_cast<std::size_t>(k)] = s0.f[0] + static_cast<float>(k) * s2.f[0];
       else y.i[static_cast<std::size_t>(k)] = s0.i[0] + k * s2.i[0];
-    }
-  } else if (op == "ScatterND") {
-    const TensorData &x = arg(0), &idx = arg(1), &upd = arg(2);
-    y = x;
-    const I depth = idx.shape.back(), updates = numel(idx.shape) / depth;
-    I inner = 1;
-    for (std::size_t d = static_cast<std::size_t>(depth); d < x.shape.size(); ++d) inner *= x.shape[d];
-    const std::vector<I> xs = bstrides(x.shape, x.shape);
-    for (I u = 0; u < updates; ++u) {
-      I at = 0;
-      for (I d = 0; d < depth; ++d) {
-        const I dim = x.shape[static_cast<std::size_t>(d)];
-        I v = idx.i[static_cast<std::size_t>(u * depth + d)];
-        v = v < 0 ? v + dim : v;
-        if (v < 0 || v >= dim) throw Error(ErrorKind::BadInput, n.label() + ": index out of range");
-        at += v * xs[static_cast<std::size_t>(d)];
-      }
-      for (I k = 0; k < inner; ++k) {
-        const auto dst = static_cast<std::size_t>(at + k), src = static_cast<std::size_t>(u * inner + k);
-        if (y.dtype == DType::F32) y.f[dst] = upd.f[src];
-        else y.i[dst] = upd.i[src];
-      }
     }
   } else if (op == "LayerNormalization") {
     const TensorData& x = arg(0);
