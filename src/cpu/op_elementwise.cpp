@@ -31,13 +31,23 @@ Form form_of(const BuildContext& ctx, const Node& n, const Shape& s) {
 
 void build_eltwise(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
-  const Form form = form_of(ctx, n, g.value(n.inputs[0]).shape);
+  const Shape& s = g.value(n.inputs[0]).shape;
+  const std::vector<EltwiseStep> steps = eltwise_steps(detail::activation_of(g, n));
+  auto desc = [&](const EltwiseStep& e, const memory::desc& md) {
+    return dnnl::eltwise_forward::primitive_desc(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, e.alg, md, e.alpha, e.beta), default_attr(), ctx.engine());
+  };
+  // oneDNN keeps a blocked tensor's padded lanes zero, so it runs a step
+  // that does not map 0 to 0 (HardSigmoid's linear step) on padded blocks
+  // only with its reference kernel: such a tensor goes plain.
+  Form form = form_of(ctx, n, s);
+  for (const EltwiseStep& e : steps)
+    if (form == Form::Blocked && std::string(desc(e, md_for(s, form)).impl_info_str()).rfind("ref", 0) == 0) form = Form::Plain;
   TensorRef src = ctx.input(n.inputs[0], form);
   const TensorRef dst = ctx.output(n.outputs[0], form);
-  for (const EltwiseStep& e : eltwise_steps(detail::activation_of(g, n))) {  // later steps in place
+  for (const EltwiseStep& e : steps) {  // later steps in place
     auto op = std::make_unique<PrimitiveOp>();
-    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, e.alg, src.md, e.alpha, e.beta);
-    dnnl::eltwise_forward::primitive_desc pd(d, default_attr(), ctx.engine());
+    const auto pd = desc(e, src.md);
     op->prim = dnnl::eltwise_forward(pd);
     op->name = n.label();
     op->acts[DNNL_ARG_SRC] = src;

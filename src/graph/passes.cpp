@@ -226,28 +226,26 @@ int fuse_activations(Graph& g) {
       int x = -1;
       int replaced = act.outputs.empty() ? -1 : act.outputs[0];
       std::vector<std::size_t> remove{k};
-      if (act.op == "Sigmoid") {
+      if (detail::is_activation(act.op)) {
+        po = detail::activation_of(g, act);
         x = act.inputs[0];
-        // x * Sigmoid(x) (SiLU as exported): fuse both nodes when x has exactly these two readers.
+        // x * Sigmoid(x) (SiLU as exported) and x * HardSigmoid(x) with
+        // alpha 1/6, beta 1/2 (HardSwish before opset 14): fuse both nodes
+        // when x has exactly these two readers.
+        const bool gate = po.kind == PostOp::Sigmoid ||
+                          (po.kind == PostOp::HardSigmoid && std::fabs(po.alpha - 1.f / 6) < 1e-6f && po.beta == 0.5f);
         const int s = act.outputs[0];
-        const int m = sole_consumer(g, cons, s);
+        const int m = gate ? sole_consumer(g, cons, s) : -1;
         const auto& xc = cons[static_cast<std::size_t>(x)];
         if (m >= 0 && g.nodes[static_cast<std::size_t>(m)].op == "Mul" && xc.size() == 2 && !g.is_output(x)) {
           const Node& mul = g.nodes[static_cast<std::size_t>(m)];
           const bool pair = (mul.inputs[0] == x && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == x);
           if (pair && std::find(xc.begin(), xc.end(), m) != xc.end()) {
-            po.kind = PostOp::Swish;
+            po.kind = po.kind == PostOp::Sigmoid ? PostOp::Swish : PostOp::HardSwish;
             replaced = mul.outputs[0];
             remove.push_back(static_cast<std::size_t>(m));
-          } else {
-            po.kind = PostOp::Sigmoid;
           }
-        } else {
-          po.kind = PostOp::Sigmoid;
         }
-      } else if (detail::is_activation(act.op)) {
-        po = detail::activation_of(g, act);
-        x = act.inputs[0];
       } else {
         continue;
       }
@@ -255,7 +253,7 @@ int fuse_activations(Graph& g) {
       if (p < 0 || dead[static_cast<std::size_t>(p)] || touched[static_cast<std::size_t>(p)] ||
           !accepts_post_ops(g.nodes[static_cast<std::size_t>(p)].op))
         continue;
-      if (po.kind == PostOp::Swish) {
+      if (remove.size() == 2) {  // the gated pair: x's other reader is the Mul
         if (g.is_output(x)) continue;
       } else if (sole_consumer(g, cons, x) != static_cast<int>(k)) {
         continue;

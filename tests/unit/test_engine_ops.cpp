@@ -446,6 +446,14 @@ TEST(EngineOps, MobileLayersRunOnFastKernels) {
     g.mark_output(add_conv(g, s, 24, 144, 1, 1, 3));
     expect_fast_and_exact(g, "24-channel residual into a 1x1");
   }
+  {  // HardSwish as opset-13 exports write it, x * HardSigmoid(x), unfused (x has a third reader), 24 channels
+    Graph g;
+    const int x = g.add_input("x", {1, 24, 14, 14});
+    const int c = add_conv(g, x, 24, 24, 1, 1, 5);
+    const int h = g.add_node("HardSigmoid", {c}, {{"alpha", 1.f / 6}, {"beta", 0.5f}})[0];
+    g.mark_output(g.add_node("Add", {g.add_node("Mul", {c, h})[0], c})[0]);
+    expect_fast_and_exact(g, "HardSigmoid on 24 channels");
+  }
   {  // squeeze-and-excite as torchvision writes it: Mul(scale, x)
     Graph g;
     const int x = g.add_input("x", {1, 40, 14, 14});

@@ -167,6 +167,26 @@ TEST(Passes, EinsumToMatMul) {
   EXPECT_EQ(y, (std::vector<float>{4, 5, 10, 11}));
 }
 
+// x * HardSigmoid(x) with PyTorch's 1/6 and 1/2 (HardSwish before opset 14)
+// becomes a HardSwish post-op of the Conv; other parameters do not.
+TEST(Passes, FuseHardSwishPair) {
+  for (const float alpha : {1.f / 6, 0.2f}) {
+    Graph g;
+    const int x = g.add_input("x", {1, 8, 5, 5});
+    const int c = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({24, 8, 1, 1}, 2))})[0];
+    const int h = g.add_node("HardSigmoid", {c}, {{"alpha", alpha}, {"beta", 0.5f}})[0];
+    g.mark_output(g.add_node("Mul", {c, h})[0]);
+    Graph f = g;
+    fold_constants(f, GraphLimits{});
+    EXPECT_EQ(fuse_activations(f), alpha == 0.2f ? 0 : 1) << alpha;
+    if (alpha != 0.2f) {
+      ASSERT_EQ(f.nodes.size(), 1u);
+      EXPECT_EQ(f.nodes[0].post_ops.at(0).kind, PostOp::HardSwish);
+    }
+    expect_same_meaning(g);
+  }
+}
+
 // GELU spelled with Erf (both ways exporters write it) becomes one Gelu
 // fused into the MatMul before it, which also takes the bias Add.
 TEST(Passes, FuseGeluAndMatMulBias) {
