@@ -139,6 +139,11 @@ void build_pool(BuildContext& ctx, const Node& n);
 void build_broadcast_binary(BuildContext& ctx, const Node& n, const int (&in)[2]);
 bool build_row_reduce(BuildContext& ctx, const Node& n, const std::vector<bool>& reduced);
 void build_gather_rows(BuildContext& ctx, const Node& n);
+// Plain copies as contiguous runs (memcpy): a Concat of runtime values along
+// `axis`, and a window of x (step 1) that is whole in every axis but one,
+// into output `output`. False where they do not apply.
+bool build_plain_concat(BuildContext& ctx, const Node& n, int axis);
+bool build_window_runs(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& begin, const Shape& size, std::size_t output);
 void build_reduce(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
 // it, or null.

@@ -100,7 +100,74 @@ class GatherOp : public CpuOp {
   std::vector<ByteSpan> weights() const override { return {}; }
 };
 
+// Contiguous runs copied from the sources into the destination (plain
+// concatenations and windows that are whole rows: ShuffleNet's channel
+// split and shuffle), planned once.
+class CopyRunsOp : public CpuOp {
+ public:
+  struct Run {
+    int source;  // acts key
+    std::int64_t from, to, count;  // floats
+  };
+  std::vector<Run> runs;
+  void execute(dnnl::stream&) override {
+#pragma omp parallel for schedule(static) if (runs.size() > 1)
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const Run& c = runs[r];
+      const float* src = static_cast<const float*>(args.at(c.source).get_data_handle());
+      float* dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+      std::memcpy(dst + c.to, src + c.from, static_cast<std::size_t>(c.count) * sizeof(float));
+    }
+  }
+  std::vector<ByteSpan> weights() const override { return {}; }
+};
+
 }  // namespace
+
+bool build_plain_concat(BuildContext& ctx, const Node& n, int axis) {
+  const Graph& g = ctx.graph();
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= ys[static_cast<std::size_t>(d)];
+  for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < ys.size(); ++d) inner *= ys[d];
+  auto op = std::make_unique<CopyRunsOp>();
+  std::int64_t offset = 0;  // along the axis
+  const std::int64_t row = ys[static_cast<std::size_t>(axis)] * inner;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+    if (g.constant(n.inputs[i])) return false;
+    const std::int64_t len = g.value(n.inputs[i]).shape[static_cast<std::size_t>(axis)] * inner;
+    const int key = DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i);
+    for (std::int64_t o = 0; o < outer && len > 0; ++o) op->runs.push_back({key, o * len, o * row + offset, len});
+    offset += len;
+  }
+  for (std::size_t i = 0; i < n.inputs.size(); ++i) op->acts[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = ctx.input(n.inputs[i], Form::Plain);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Plain);
+  op->name = n.label();
+  op->impl = "vinfer:copy_runs";
+  ctx.add(std::move(op));
+  return true;
+}
+
+bool build_window_runs(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& begin, const Shape& size, std::size_t output) {
+  // The window must be whole below one axis d (and a single index above it
+  // where it is not the whole extent... kept simple: whole in every axis but d).
+  std::size_t d = 0, cut = 0;
+  for (std::size_t k = 0; k < xs.size(); ++k)
+    if (begin[k] != 0 || size[k] != xs[k]) ++cut, d = k;
+  if (cut > 1) return false;
+  std::int64_t outer = 1, inner = 1;
+  for (std::size_t k = 0; k < d; ++k) outer *= xs[k];
+  for (std::size_t k = d + 1; k < xs.size(); ++k) inner *= xs[k];
+  auto op = std::make_unique<CopyRunsOp>();
+  const std::int64_t len = size[d] * inner;
+  for (std::int64_t o = 0; o < outer && len > 0; ++o) op->runs.push_back({DNNL_ARG_SRC, (o * xs[d] + begin[d]) * inner, o * len, len});
+  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Plain);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[output], Form::Plain);
+  op->name = n.label();
+  op->impl = "vinfer:copy_runs";
+  ctx.add(std::move(op));
+  return true;
+}
 
 void build_gather_rows(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();

@@ -13,6 +13,8 @@ void build_concat(BuildContext& ctx, const Node& n) {
   bool blocked = ys.size() == 4;
   for (int v : n.inputs) blocked &= axis != 1 || g.value(v).shape[1] % channel_block() == 0;
   const Form form = blocked ? Form::Blocked : Form::Plain;
+  // oneDNN concatenates plain tensors with its generic copy; vinfer copies runs.
+  if (!blocked && build_plain_concat(ctx, n, axis)) return;
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<memory::desc> srcs;
   for (std::size_t i = 0; i < n.inputs.size(); ++i) {

@@ -37,8 +37,11 @@ void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow
   const Shape& ys = g.value(n.outputs[output]).shape;
   if (g.value(n.outputs[output]).dtype != DType::F32) unsupported(n, "copying integer runtime values");
   if (numel(ys) == 0) unsupported(n, "an empty result");
-  // The window as a strided view of x's plain layout (oneDNN takes no negative strides).
   const Shape& xs = g.value(n.inputs[0]).shape;
+  const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0 && ys.size() == w.size.size();
+  const bool unit_steps = std::all_of(w.step.begin(), w.step.end(), [](std::int64_t s) { return s == 1; });
+  if (!blocked && unit_steps && build_window_runs(ctx, n, xs, w.begin, w.size, output)) return;
+  // The window as a strided view of x's plain layout (oneDNN takes no negative strides).
   memory::dims strides(xs.size(), 1);
   memory::dim offset = 0;
   for (std::size_t d = xs.size(); d-- > 0;) {
@@ -52,7 +55,6 @@ void add_window_copy(BuildContext& ctx, const Node& n, const detail::SliceWindow
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
   src.md = memory::desc(to_dims(w.size), memory::data_type::f32, strides);
   src.md.data.offset0 = offset;
-  const bool blocked = ys.size() == 4 && ys[1] % channel_block() == 0 && ys.size() == w.size.size();
   TensorRef dst = ctx.output(n.outputs[output], blocked ? Form::Blocked : Form::Plain);
   if (!blocked) dst.md = plain_md(w.size);  // the output's bytes, the window's dimensions
   ctx.add(make_reorder(ctx.engine(), src, dst, n.label()));

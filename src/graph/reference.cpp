@@ -361,7 +361,10 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     std::vector<double> acc(y.f.size(), 0.0);
     std::vector<I> idx(letters.size(), 0);
     I total = 1;
-    for (I s : size) total *= s;
+    for (I s : size) {
+      total *= s;
+      if (total > (I{1} << 32)) throw Error(ErrorKind::Unsupported, n.label() + ": an Einsum of more than 2^32 products");
+    }
     for (I e = 0; e < total; ++e) {
       double prod = 1;
       for (std::size_t i = 0; i < t.inputs.size(); ++i) {

@@ -310,7 +310,8 @@ TEST(EngineOps, SliceRuntimeValues) {
     Ints starts, ends, axes;
   };
   for (const Case& c : {Case{{1, 116, 7, 7}, {58}, {116}, {1}}, Case{{1, 116, 7, 7}, {0}, {58}, {1}},
-                        Case{{1, 32, 9, 9}, {1, -3}, {4, 100}, {2, 3}}, Case{{1, 50}, {-20}, {-1}, {-1}}}) {
+                        Case{{1, 32, 9, 9}, {1, -3}, {4, 100}, {2, 3}}, Case{{1, 50}, {-20}, {-1}, {-1}},
+                        Case{{2, 3, 8, 5}, {2}, {7}, {2}}}) {
     Graph g;
     const int x = g.add_input("x", c.x);
     auto ints = [&](const char* name, const Ints& v) {
@@ -322,6 +323,12 @@ TEST(EngineOps, SliceRuntimeValues) {
     EXPECT_LT(cpu_vs_reference(g, &info), 1e-7) << shape_str(c.x);
     for (const std::string& p : info.passes) EXPECT_EQ(p.rfind("reference_fallback", 0), std::string::npos) << p;
   }
+  // Plain concatenation along an inner axis (rows of runs from each input).
+  Graph g;
+  const int x = g.add_input("x", {2, 3, 4, 5});
+  const int y = g.add_node("Sigmoid", {x})[0];
+  g.mark_output(g.add_node("Concat", {x, y, x}, {{"axis", std::int64_t{2}}})[0]);
+  EXPECT_LT(cpu_vs_reference(g), 1e-7);
 }
 
 // Strided Slice, Split, Pad and the reductions on runtime values (Swin's patch
