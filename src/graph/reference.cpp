@@ -243,7 +243,7 @@ std::vector<TensorData> eval_reference(const Graph& g, const Node& n, const std:
     const bool gemm = op == "Gemm";
     const bool ta = gemm && n.get_int("transA", 0) != 0, tb = gemm && n.get_int("transB", 0) != 0;
     const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = n.get_float("beta", 1.f);
-    const std::size_t ra = a.shape.size(), rb = b.shape.size(), ry = y.shape.size();
+    const std::size_t ra = a.shape.size(), ry = y.shape.size();
     const I M = y.shape[ry - 2], N = y.shape[ry - 1], K = ta ? a.shape[ra - 2] : a.shape[ra - 1];
     const Shape batch(y.shape.begin(), y.shape.end() - 2);
     const std::vector<I> sa = bstrides(Shape(a.shape.begin(), a.shape.end() - 2), batch),
