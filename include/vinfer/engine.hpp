@@ -71,6 +71,15 @@ struct ModelInfo {
   // and the implementation that runs it ("vinfer:reference": the reference
   // evaluator, slow; passes' "reference_fallback" line says why).
   std::vector<std::pair<std::string, std::string>> kernels;
+  // Where loading spent its time, in order, in ms: "read" (file to parsed
+  // model, or checkpoint to tensors), "check" (the ONNX checker and shape
+  // inference), "convert" (initializers to tensors), "passes", "compile"
+  // (kernels created, weights packed) and "tune" (3x3 kernels timed; zero
+  // with a warm tune cache).
+  std::vector<std::pair<std::string, double>> load_ms;
+  // The process's peak resident memory when loading finished (Linux's
+  // VmHWM; 0 where unknown): whatever else the process held counts too.
+  std::int64_t peak_rss_bytes = 0;
 };
 
 // One kernel's share of a forward pass (Model::profile).
@@ -92,6 +101,10 @@ class Model {
                                 const EngineOptions& options = {});
   // Compiles a graph (built in code or imported); takes ownership.
   static Model from_graph(Graph graph, const std::string& source, const EngineOptions& options = {});
+  // The same, with the stages that made the graph and their ms (an importer's,
+  // for ModelInfo::load_ms).
+  static Model from_graph(Graph graph, const std::string& source, const EngineOptions& options,
+                          std::vector<std::pair<std::string, double>> load_ms);
 
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;

@@ -331,6 +331,8 @@ class PyModel {
     d["arena_bytes"] = i.arena_bytes;
     d["weight_bytes"] = i.weight_bytes;
     d["passes"] = i.passes;
+    d["load_ms"] = i.load_ms;
+    d["peak_rss_bytes"] = i.peak_rss_bytes;
     d["threads"] = first().threads();
     d["instances"] = slots_.size();
     d["outputs_probabilities"] = first().outputs_probabilities();

@@ -1,7 +1,8 @@
 // Gemm and MatMul with a constant right operand. One input row (batch 1):
-// vinfer's zero-skipping matrix-vector kernel (gemv.hpp) on weights stored
-// transposed at load; otherwise, or with non-finite weights, oneDNN's inner
-// product (weights packed once). alpha and beta are folded into weights and
+// vinfer's zero-skipping matrix-vector kernel (gemv.hpp) on the weights as
+// [K][N] rows (the graph's tensor itself where it already is that, else a
+// copy made at load); otherwise, or with non-finite weights, oneDNN's matmul
+// (weights packed once). alpha and beta are folded into weights and
 // bias at load (dense_params).
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,7 @@ class GemvOp : public CpuOp {
  public:
   std::int64_t K = 0, N = 0, ld = 0;  // ld: N rounded up to 16 (the rows' stride, zero-padded)
   Block packed;                       // [K][ld]: W transposed
+  std::shared_ptr<const TensorData> shared;  // or the graph's [K][N] itself (rows of N, not ld)
   std::vector<float> bias;            // [ld], zeros where there is none
   std::vector<PostOp> post;
   void (*rows)(const GemvRows&) = nullptr;
@@ -32,9 +34,9 @@ class GemvOp : public CpuOp {
   std::int64_t rows_read = 0;  // by the last run
 
   std::vector<ByteSpan> weights() const override {
-    return {{packed.get(), static_cast<std::size_t>(K * ld) * sizeof(float)}};
+    return {{packed_data(), static_cast<std::size_t>(K * (shared ? N : ld)) * sizeof(float)}};
   }
-  double weight_bytes_read() const override { return static_cast<double>((rows_read * ld + ld) * 4); }  // rows + bias
+  double weight_bytes_read() const override { return static_cast<double>((rows_read * (shared ? N : ld) + ld) * 4); }  // rows + bias
 
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratchpad) override {
     CpuOp::bind(eng, address, scratchpad);
@@ -58,7 +60,11 @@ class GemvOp : public CpuOp {
       const std::int64_t i0 = count * t / nt, i1 = count * (t + 1) / nt;
       float* acc = accs + t * ld;
       std::fill(acc, acc + ld, 0.f);
-      rows({packed_data(), ld, ld, ks + i0, xs + i0, i1 - i0, acc});
+      // Whole vectors by the kernel; a shared tensor's last N % 16 columns here.
+      const std::int64_t w_ld = shared ? N : ld, whole = shared ? N / 16 * 16 : ld;
+      rows({packed_data(), w_ld, whole, ks + i0, xs + i0, i1 - i0, acc});
+      for (std::int64_t c = whole; c < N; ++c)
+        for (std::int64_t i = i0; i < i1; ++i) acc[c] += xs[i] * packed_data()[ks[i] * w_ld + c];
 #pragma omp barrier
       // y = bias + the threads' sums, then the fused post-ops: columns in
       // equal shares of whole 16-float groups.
@@ -74,16 +80,30 @@ class GemvOp : public CpuOp {
   }
 
  private:
-  const float* packed_data() const { return static_cast<const float*>(packed.get()); }
+  const float* packed_data() const { return shared ? shared->f.data() : static_cast<const float*>(packed.get()); }
 };
 
-// W [N][K] transposed into op.packed; false (nothing kept) if a weight is not finite.
-bool pack_transposed(GemvOp& op, const float* w) {
+bool all_finite(const float* w, std::int64_t n) {
+  bool finite = true;
+#pragma omp parallel for schedule(static) reduction(&& : finite)
+  for (std::int64_t i = 0; i < n; ++i) finite = finite && std::isfinite(w[i]);
+  return finite;
+}
+
+// The graph's [K][N] itself, else op.packed ([K][ld]) from its [N][K]
+// (transposed) or scaled weights; false (nothing kept) if a weight is not finite.
+bool pack_gemv(GemvOp& op, const detail::DenseParams& dp) {
   const std::int64_t K = op.K, N = op.N, ld = op.ld;
+  if (dp.kn) {
+    if (!all_finite(dp.kn->f.data(), K * N)) return false;
+    op.shared = dp.kn;
+    return true;
+  }
   op.packed = aligned_block(static_cast<std::size_t>(K * ld) * sizeof(float));
   auto* p = static_cast<float*>(op.packed.get());
-  constexpr std::int64_t T = 64;  // tiles of T x T: both sides stay in cache
   bool finite = true;
+  const float* w = dp.weights().f.data();
+  constexpr std::int64_t T = 64;  // tiles of T x T: both sides stay in cache
 #pragma omp parallel for schedule(static) reduction(&& : finite)
   for (std::int64_t k0 = 0; k0 < K; k0 += T)
     for (std::int64_t n0 = 0; n0 < N; n0 += T)
@@ -146,7 +166,6 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   const detail::DenseParams dp = detail::dense_params(ctx.graph(), n);
   const std::int64_t M = dp.M, N = dp.N, K = dp.K;
   const bool has_bias = !dp.bias.f.empty();
-  const TensorData& wt = dp.weights();
   const TensorData& bias = dp.bias;
 
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
@@ -157,7 +176,7 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   if (gemv_takes(n, M, K)) {
     auto op = std::make_unique<GemvOp>();
     op->K = K, op->N = N, op->ld = (N + 15) / 16 * 16;
-    if (pack_transposed(*op, wt.f.data())) {
+    if (pack_gemv(*op, dp)) {
       op->bias.assign(static_cast<std::size_t>(op->ld), 0.f);
       if (has_bias) std::copy(bias.f.begin(), bias.f.end(), op->bias.begin());
       op->post = n.post_ops;
@@ -177,7 +196,8 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   // oneDNN's matmul with weights in the layout it picks: 1.0-1.3x faster than
   // its inner product on ViT's and ConvNeXt's shapes (M = 197 and 3136 rows;
   // 2 threads, AVX-512), never slower on those measured.
-  const memory::desc user_w({K, N}, memory::data_type::f32, Tag::ba);  // the [N, K] rows, read as [K, N]
+  // The graph's [K, N] as it is, else the [N, K] rows read as [K, N].
+  const memory::desc user_w({K, N}, memory::data_type::f32, dp.kn ? Tag::ab : Tag::ba);
   const memory::desc any_w({K, N}, memory::data_type::f32, Tag::any);
   const memory::desc bias_md = plain_md({1, N});
   auto op = std::make_unique<PrimitiveOp>();
@@ -187,7 +207,7 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   auto d = has_bias ? dnnl::matmul::desc(src.md, any_w, bias_md, dst.md) : dnnl::matmul::desc(src.md, any_w, dst.md);
   dnnl::matmul::primitive_desc pd(d, attr, ctx.engine());
   op->prim = dnnl::matmul(pd);
-  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), wt, user_w, pd.weights_desc(), op->buffers);
+  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), dp.kn ? *dp.kn : dp.weights(), user_w, pd.weights_desc(), op->buffers);
   if (has_bias) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), bias, bias_md, pd.bias_desc(), op->buffers);
   op->acts[DNNL_ARG_SRC] = src;
   op->acts[DNNL_ARG_DST] = dst;

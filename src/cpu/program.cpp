@@ -82,9 +82,10 @@ const std::map<std::string, Factory>& kernel_table() {
 
 class Program final : public BuildContext, public detail::Executor {
  public:
-  Program(const Graph& g, int threads, bool winograd, bool tune, std::string tune_cache)
+  Program(const Graph& g, int threads, bool winograd, bool tune, std::string tune_cache,
+          std::function<void(int)> done_with)
       : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune),
-        tune_cache_(std::move(tune_cache)) {}
+        tune_cache_(std::move(tune_cache)), done_with_(std::move(done_with)) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -120,10 +121,12 @@ class Program final : public BuildContext, public detail::Executor {
         continue;
       }
       build_node(n);
+      if (done_with_) report_done_weights(k);
     }
     out_value_ = g_.outputs[0];
     if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
     out_ref_ = input(out_value_, Form::Plain);
+    info.load_ms.emplace_back("tune", tune_ms_);
     if (tuned_layers_ > 0) {
       const int saved = tune_shapes_ > 0 && !tune_cache_.empty() ? save_tune_cache(tune_cache_) : 0;
       char line[160];
@@ -358,6 +361,21 @@ class Program final : public BuildContext, public detail::Executor {
     info.passes.push_back(line);
   }
 
+  // Calls done_with_ for the large constant inputs of node k (a Conv, Gemm
+  // or MatMul) that no later node reads: its kernels hold their own copies
+  // (or share the tensor) by now.
+  void report_done_weights(std::size_t k) {
+    const Node& n = g_.nodes[k];
+    if (n.op != "Conv" && n.op != "Gemm" && n.op != "MatMul") return;
+    for (std::size_t i = 1; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      const TensorData* c = g_.constant(v);
+      if (!c || c->dtype != DType::F32 || c->f.size() < 1024 || g_.is_output(v)) continue;
+      const auto& readers = consumers_[static_cast<std::size_t>(v)];
+      if (std::all_of(readers.begin(), readers.end(), [&](int r) { return r <= static_cast<int>(k); })) done_with_(v);
+    }
+  }
+
   const Graph& g_;
   dnnl::engine eng_;
   dnnl::stream stream_;
@@ -366,6 +384,7 @@ class Program final : public BuildContext, public detail::Executor {
   std::vector<int> producers_;               // per value: the node that writes it, or -1
   bool winograd_, tune_;
   std::string tune_cache_;
+  std::function<void(int)> done_with_;
   int tuned_layers_ = 0, tune_shapes_ = 0, overruled_ = 0;
   double tune_ms_ = 0;
   detail::ConcatViews views_;
@@ -383,8 +402,9 @@ class Program final : public BuildContext, public detail::Executor {
 }  // namespace
 
 std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune,
-                                          const std::string& tune_cache, ModelInfo& info) {
-  auto p = std::make_unique<Program>(g, threads, winograd, tune, tune_cache);
+                                          const std::string& tune_cache, ModelInfo& info,
+                                          const std::function<void(int)>& done_with) {
+  auto p = std::make_unique<Program>(g, threads, winograd, tune, tune_cache, done_with);
   try {
     p->build(info);
   } catch (const dnnl::error& e) {

@@ -220,6 +220,19 @@ SoftmaxExtent softmax_extent(const Node& n, const Shape& x) {
   return e;
 }
 
+const TensorData& DenseParams::weights() const {
+  if (nk) return *nk;
+  if (copy.f.empty()) {
+    std::vector<float> w(static_cast<std::size_t>(N * K));
+    for (std::int64_t j = 0; j < N; ++j)
+      for (std::int64_t k = 0; k < K; ++k)
+        w[static_cast<std::size_t>(j * K + k)] =
+            alpha * (trans_b ? b->f[static_cast<std::size_t>(j * K + k)] : b->f[static_cast<std::size_t>(k * N + j)]);
+    copy = TensorData::f32({N, K}, std::move(w));
+  }
+  return copy;
+}
+
 DenseParams dense_params(const Graph& g, const Node& n) {
   auto unsupported = [&](const std::string& what) {
     throw Error(ErrorKind::Unsupported, n.label() + ": " + what + " is not supported");
@@ -238,16 +251,9 @@ DenseParams dense_params(const Graph& g, const Node& n) {
   d.M = numel(as) / d.K;
   d.N = tb ? b->shape[0] : b->shape[1];
   const float alpha = gemm ? n.get_float("alpha", 1.f) : 1.f, beta = gemm ? n.get_float("beta", 1.f) : 1.f;
-  if (tb && alpha == 1.f && b->shape.size() == 2) {
-    d.constant = b;
-  } else {
-    std::vector<float> w(static_cast<std::size_t>(d.N * d.K));
-    for (std::int64_t j = 0; j < d.N; ++j)
-      for (std::int64_t k = 0; k < d.K; ++k)
-        w[static_cast<std::size_t>(j * d.K + k)] =
-            alpha * (tb ? b->f[static_cast<std::size_t>(j * d.K + k)] : b->f[static_cast<std::size_t>(k * d.N + j)]);
-    d.copy = TensorData::f32({d.N, d.K}, std::move(w));
-  }
+  d.b = g.value(n.inputs[1]).constant;
+  d.trans_b = tb, d.alpha = alpha;
+  if (alpha == 1.f) (tb ? d.nk : d.kn) = d.b;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) {  // Gemm's C, or a MatMul's fused bias
     const TensorData* c = g.constant(n.inputs[2]);
     if (!c) unsupported("a non-constant C");

@@ -38,13 +38,20 @@ bool windows_tile_map(const WindowParams& p, const Shape& x);
 // runtime right operand, transA with more than one row, C that is not one row.
 struct DenseParams {
   std::int64_t M = 0, N = 0, K = 0;
-  // weights(): [N, K], the graph's constant itself where it already is that
-  // (Gemm with transB and alpha 1, as PyTorch exports a Linear: VGG19's first
-  // classifier layer is 411 MB, not copied), else a transposed or scaled copy.
-  const TensorData* constant = nullptr;
-  TensorData copy;
-  const TensorData& weights() const { return constant ? *constant : copy; }
+  // The graph's constant as it is, when alpha is 1: [N, K] (Gemm with
+  // transB, as the TorchScript exporter writes a Linear) or [K, N] (MatMul,
+  // Gemm without transB; the ONNX importer reads PyTorch's large Linear
+  // weights this way). Kernels that take either layout use it without a copy
+  // (VGG19's first classifier layer is 411 MB).
+  std::shared_ptr<const TensorData> nk, kn;
+  // [N, K] always: nk itself, else a transposed or scaled copy made on first call.
+  const TensorData& weights() const;
   TensorData bias;     // [N], empty when there is none
+
+  std::shared_ptr<const TensorData> b;  // the graph's constant
+  bool trans_b = false;
+  float alpha = 1.f;
+  mutable TensorData copy;
 };
 DenseParams dense_params(const Graph& g, const Node& n);
 

@@ -7,10 +7,15 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -38,8 +43,45 @@ Shape checked_dims(const std::string& model, const onnx::TensorProto& t, const G
   return s;
 }
 
-// Reads external data: the location must be a relative path inside the model's folder.
-std::string external_bytes(const std::string& model, const std::string& dir, const onnx::TensorProto& t, std::size_t want) {
+// Where an initializer's bytes are when the parsed model does not hold them:
+// large raw data is skipped while parsing and read once, straight into the
+// tensor (no protobuf copy of the weights: VGG19's are 548 MB), and external
+// data is read from its file the same way.
+struct Span {
+  bool set = false;
+  std::string file;  // an external data file; empty: the model itself
+  std::uint64_t offset = 0, size = 0;
+};
+
+// The model's own bytes: a file read as it is needed, or a buffer.
+struct ModelBytes {
+  const InputFile* file = nullptr;
+  const std::uint8_t* memory = nullptr;
+  std::uint64_t size = 0;
+};
+
+// Reads one span's bytes (its external file opened once).
+class SpanReader {
+ public:
+  SpanReader(const std::string& model, const ModelBytes& src, const Span& span) : src_(src), span_(span) {
+    if (span.file.empty()) return;
+    ext_.emplace(span.file, std::numeric_limits<std::uint64_t>::max());
+    if (span.offset + span.size > ext_->size()) bad(model, "external data '" + span.file + "' is shorter than its tensors declare");
+  }
+  void read(std::uint64_t at, void* dst, std::size_t n) const {
+    if (ext_) ext_->read_at(span_.offset + at, dst, n);
+    else if (src_.file) src_.file->read_at(span_.offset + at, dst, n);
+    else std::memcpy(dst, src_.memory + span_.offset + at, n);
+  }
+
+ private:
+  const ModelBytes& src_;
+  const Span& span_;
+  std::optional<InputFile> ext_;
+};
+
+// External data: the location must be a relative path inside the model's folder.
+Span external_span(const std::string& model, const std::string& dir, const onnx::TensorProto& t, std::size_t want) {
   std::string location;
   std::int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
@@ -58,24 +100,21 @@ std::string external_bytes(const std::string& model, const std::string& dir, con
   const fs::path full = fs::weakly_canonical(base / rel);
   const std::string b = base.string() + "/", f = full.string();
   if (f.compare(0, b.size(), b) != 0) bad(model, "external data path '" + location + "' leaves the model's folder");
-  std::ifstream in(full, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, model + ": cannot open external data '" + location + "' of tensor '" + t.name() + "'");
-  in.seekg(0, std::ios::end);
-  const auto file_size = static_cast<std::int64_t>(in.tellg());
+  std::error_code ec;
+  if (!fs::is_regular_file(full, ec))
+    throw Error(ErrorKind::Io, model + ": cannot open external data '" + location + "' of tensor '" + t.name() + "'");
+  const auto file_size = static_cast<std::int64_t>(fs::file_size(full, ec));
+  if (ec) throw Error(ErrorKind::Io, model + ": cannot open external data '" + location + "' of tensor '" + t.name() + "'");
   if (length < 0) length = static_cast<std::int64_t>(want);
   if (offset < 0 || static_cast<std::size_t>(length) != want || offset > file_size || length > file_size - offset)
     bad(model, "external data of tensor '" + t.name() + "' (offset " + std::to_string(offset) + ", length " + std::to_string(length) +
                    ") does not fit its " + std::to_string(want) + " bytes or the file's " + std::to_string(file_size));
-  std::string out(want, '\0');
-  in.seekg(offset);
-  in.read(out.data(), static_cast<std::streamsize>(want));
-  if (!in) throw Error(ErrorKind::Io, model + ": short read of external data '" + location + "'");
-  return out;
+  return {true, f, static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(length)};
 }
 
 // Everything to_tensor checks, without converting: shape, data type, and
 // that the data present matches the shape. Returns the shape.
-Shape check_tensor(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits) {
+Shape check_tensor(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits, const Span& span = {}) {
   const Shape s = checked_dims(model, t, limits);
   const auto n = static_cast<std::size_t>(numel(s));
   using TP = onnx::TensorProto;
@@ -90,10 +129,11 @@ Shape check_tensor(const std::string& model, const onnx::TensorProto& t, const G
   }
   if (t.data_location() == TP::EXTERNAL)
     bad(model, "tensor '" + t.name() + "' has external data where vinfer does not read it (only initializers)");
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != n * esize)
+  if (span.set || t.has_raw_data()) {
+    const std::uint64_t have = span.set ? span.size : t.raw_data().size();
+    if (have != n * esize)
       bad(model, "tensor '" + t.name() + "' declares " + shape_str(s) + " (" + std::to_string(n * esize) + " bytes) but carries " +
-                     std::to_string(t.raw_data().size()) + " bytes");
+                     std::to_string(have) + " bytes");
     return s;
   }
   const std::size_t have = dt == TP::FLOAT    ? static_cast<std::size_t>(t.float_data_size())
@@ -104,12 +144,48 @@ Shape check_tensor(const std::string& model, const onnx::TensorProto& t, const G
   return s;
 }
 
-TensorData to_tensor(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits) {
-  const Shape s = check_tensor(model, t, limits);
+// A float32 [N, K] read from its span as [K, N], a block of rows at a time.
+TensorData read_transposed(const SpanReader& in, const Shape& s) {
+  const std::int64_t N = s[0], K = s[1];
+  TensorData out;
+  out.shape = {K, N};
+  out.f.resize(static_cast<std::size_t>(N * K));
+  constexpr std::int64_t R = 64;  // rows per read: 64 x K floats, each written as 64 floats per column
+  std::vector<float> rows(static_cast<std::size_t>(R * K));
+  for (std::int64_t n0 = 0; n0 < N; n0 += R) {
+    const std::int64_t r = std::min(R, N - n0);
+    in.read(static_cast<std::uint64_t>(n0 * K) * 4, rows.data(), static_cast<std::size_t>(r * K) * 4);
+    float* dst = out.f.data() + n0;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t j = 0; j < r; ++j) dst[k * N + j] = rows[static_cast<std::size_t>(j * K + k)];
+  }
+  return out;
+}
+
+// transposed: a float32 [N, K] initializer is read as [K, N] (see gemm_weights_to_transpose).
+TensorData to_tensor(const std::string& model, const onnx::TensorProto& t, const GraphLimits& limits, const Span& span = {},
+                     const ModelBytes& src = {}, bool transposed = false) {
+  const Shape s = check_tensor(model, t, limits, span);
   const auto n = static_cast<std::size_t>(numel(s));
   using TP = onnx::TensorProto;
   const int dt = t.data_type();
   const std::string* raw = t.has_raw_data() ? &t.raw_data() : nullptr;
+  std::string bytes;  // a span's bytes, where they are converted
+  if (span.set) {
+    const SpanReader in(model, src, span);
+    if (transposed) return read_transposed(in, s);
+    if (dt == TP::FLOAT) {
+      TensorData out;
+      out.shape = s;
+      out.f.resize(n);
+      if (n > 0) in.read(0, out.f.data(), n * 4);
+      return out;
+    }
+    bytes.resize(span.size);
+    in.read(0, bytes.data(), bytes.size());
+    raw = &bytes;
+  }
   TensorData out;
   out.shape = s;
   if (dt == TP::FLOAT || dt == TP::DOUBLE) {
@@ -168,6 +244,105 @@ AttrValue to_attr(const std::string& model, const onnx::AttributeProto& a, const
   }
 }
 
+// The model's wire format, copied field by field into a skeleton that the
+// protobuf classes then parse, except the large raw data of the main graph's
+// initializers: each is skipped (an empty raw_data stays, so that the tensor
+// still says where its values are) and its place recorded, in order. Fields
+// are copied with protobuf's own wire-format reader, unchanged.
+namespace wire {
+
+using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
+
+constexpr std::uint32_t kDeferBytes = 16 << 10;  // smaller raw data stays in the skeleton
+constexpr int kModelGraph = 7, kGraphInitializer = 5, kTensorRawData = 9;
+
+bool is_message(std::uint32_t tag, int field) {
+  return tag == WireFormatLite::MakeTag(field, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+}
+
+// Copies a length-delimited field whose contents `body` rewrites.
+template <class Body>
+bool rewrite(CodedInputStream& in, CodedOutputStream& out, std::uint32_t tag, Body&& body) {
+  std::uint32_t len = 0;
+  if (!in.ReadVarint32(&len) || len > static_cast<std::uint32_t>(std::numeric_limits<int>::max())) return false;
+  const auto limit = in.PushLimit(static_cast<int>(len));
+  std::string inner;
+  bool ok;
+  {
+    google::protobuf::io::StringOutputStream sink(&inner);
+    CodedOutputStream o(&sink);
+    ok = body(in, o) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  }
+  in.PopLimit(limit);
+  if (!ok) return false;
+  out.WriteTag(tag);
+  out.WriteVarint32(static_cast<std::uint32_t>(inner.size()));
+  out.WriteString(inner);
+  return true;
+}
+
+// Copies every field, handing those `take` wants to it (it returns whether
+// it read them well; nullopt: not its field).
+template <class Take>
+bool copy_fields(CodedInputStream& in, CodedOutputStream& out, Take&& take) {
+  for (;;) {
+    const std::uint32_t tag = in.ReadTag();
+    if (tag == 0) return true;
+    const std::optional<bool> taken = take(tag);
+    if (taken.has_value()) {
+      if (!*taken) return false;
+    } else if (!WireFormatLite::SkipField(&in, tag, &out)) {
+      return false;
+    }
+  }
+}
+
+bool tensor(CodedInputStream& in, CodedOutputStream& out, Span& span) {
+  return copy_fields(in, out, [&](std::uint32_t tag) -> std::optional<bool> {
+    if (!is_message(tag, kTensorRawData)) return std::nullopt;
+    std::uint32_t len = 0;
+    if (!in.ReadVarint32(&len)) return false;
+    span = {};  // the last raw_data counts, as when protobuf parses it
+    if (len < kDeferBytes) {
+      std::string small;
+      if (!in.ReadString(&small, static_cast<int>(len))) return false;
+      out.WriteTag(tag);
+      out.WriteVarint32(len);
+      out.WriteString(small);
+      return true;
+    }
+    span.set = true, span.offset = static_cast<std::uint64_t>(in.CurrentPosition()), span.size = len;
+    if (!in.Skip(static_cast<int>(len))) return false;
+    out.WriteTag(tag);
+    out.WriteVarint32(0);
+    return true;
+  });
+}
+
+bool graph(CodedInputStream& in, CodedOutputStream& out, std::vector<Span>& spans) {
+  return copy_fields(in, out, [&](std::uint32_t tag) -> std::optional<bool> {
+    if (!is_message(tag, kGraphInitializer)) return std::nullopt;
+    spans.emplace_back();
+    return rewrite(in, out, tag, [&](CodedInputStream& i, CodedOutputStream& o) { return tensor(i, o, spans.back()); });
+  });
+}
+
+// The skeleton of the model in `in`, and the spans of its initializers.
+bool skeleton(CodedInputStream& in, std::string& skel, std::vector<Span>& spans) {
+  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  google::protobuf::io::StringOutputStream sink(&skel);
+  CodedOutputStream out(&sink);  // complete in skel once destroyed
+  const bool ok = copy_fields(in, out, [&](std::uint32_t tag) -> std::optional<bool> {
+    if (!is_message(tag, kModelGraph)) return std::nullopt;
+    return rewrite(in, out, tag, [&](CodedInputStream& i, CodedOutputStream& o) { return graph(i, o, spans); });
+  });
+  return ok && in.ConsumedEntireMessage() && !out.HadError();
+}
+
+}  // namespace wire
+
 void check_size(const std::string& name, std::uint64_t size) {
   if (size > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw Error(ErrorKind::LimitExceeded, name + ": ONNX files over 2 GiB must keep their weights as external data");
@@ -177,7 +352,36 @@ void check_size(const std::string& name, std::uint64_t size) {
   bad(name, "not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
 }
 
-Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits) {
+// Large float32 [N, K] initializers read only as the weights of Gemms with
+// transB (PyTorch's Linear): read as [K, N] and those Gemms' transB cleared,
+// the layout the CPU's one-row kernel streams, so that it runs on the
+// tensor itself instead of a transposed copy (VGG19's first classifier
+// layer: 411 MB).
+std::set<std::string> gemm_weights_to_transpose(const onnx::GraphProto& gp, const std::vector<Span>& spans) {
+  std::set<std::string> out, refused;
+  for (const onnx::NodeProto& np : gp.node())
+    for (int i = 0; i < np.input_size(); ++i) {
+      bool ok = i == 1 && np.op_type() == "Gemm" && (np.domain().empty() || np.domain() == "ai.onnx");
+      bool trans_b = false;
+      for (const onnx::AttributeProto& a : np.attribute()) {
+        if (a.name() == "transB") trans_b = a.i() != 0;
+        if (a.name() == "alpha" && a.f() != 1.f) ok = false;
+      }
+      (ok && trans_b ? out : refused).insert(np.input(i));
+    }
+  for (const onnx::ValueInfoProto& vi : gp.output()) refused.insert(vi.name());
+  std::set<std::string> chosen;
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& t = gp.initializer(i);
+    if (spans[static_cast<std::size_t>(i)].set && t.data_type() == onnx::TensorProto::FLOAT && t.dims_size() == 2 &&
+        out.count(t.name()) && !refused.count(t.name()))
+      chosen.insert(t.name());
+  }
+  return chosen;
+}
+
+Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits,
+                   StageClock& clock, std::vector<Span> spans, const ModelBytes& src) {
   if (!model.has_graph()) bad(name, "the ONNX model has no graph");
   std::int64_t opset = -1;
   for (const auto& o : model.opset_import())
@@ -193,23 +397,26 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     throw Error(ErrorKind::LimitExceeded, name + ": " + std::to_string(model.graph().node_size()) +
                                               " nodes, more than the limit " + std::to_string(limits.max_nodes));
 
-  // External data is read (and confined to the model's folder) here, and put
-  // inline, so that ONNX's checker, which knows no folder, sees plain tensors.
-  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
+  auto* inits = model.mutable_graph()->mutable_initializer();
+  if (spans.size() != static_cast<std::size_t>(inits->size())) parse_failed(name);
+  // External data is located (and confined to the model's folder) here, and
+  // read when converted, like large raw data. ONNX's checker, which knows no
+  // folder, sees plain tensors: each with a one-byte placeholder (it wants
+  // raw data present and does not compare its size; vinfer's checks do).
+  for (int i = 0; i < inits->size(); ++i) {
+    onnx::TensorProto& t = *inits->Mutable(i);
     if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
     const Shape s = checked_dims(name, t, limits);
     const std::size_t esize = t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::INT32 ? 4
                               : t.data_type() == onnx::TensorProto::INT64 || t.data_type() == onnx::TensorProto::DOUBLE ? 8 : 1;
-    std::string bytes = external_bytes(name, dir, t, static_cast<std::size_t>(numel(s)) * esize);
+    spans[static_cast<std::size_t>(i)] = external_span(name, dir, t, static_cast<std::size_t>(numel(s)) * esize);
     t.clear_external_data();
     t.set_data_location(onnx::TensorProto::DEFAULT);
-    t.set_raw_data(std::move(bytes));
   }
-  // The checks on the whole model come before the conversion, so that each
-  // initializer's protobuf copy can be freed as soon as it is converted
-  // (VGG19: 548 MB held twice otherwise); vinfer's own checks of the
-  // initializers still come first, as when they were converted first.
-  for (const onnx::TensorProto& t : model.graph().initializer()) check_tensor(name, t, limits);
+  for (int i = 0; i < inits->size(); ++i)
+    if (spans[static_cast<std::size_t>(i)].set) inits->Mutable(i)->set_raw_data(std::string(1, '\0'));
+  // vinfer's own checks of the initializers come before the checks on the whole model.
+  for (int i = 0; i < inits->size(); ++i) check_tensor(name, inits->Get(i), limits, spans[static_cast<std::size_t>(i)]);
   // libonnx 1.12's shape inference divides by strides and dilations without
   // checking them (found by fuzz_onnx): vinfer checks them first.
   for (const onnx::NodeProto& np : model.graph().node())
@@ -230,16 +437,21 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     if (auto nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);
     bad(name, "ONNX checker: " + msg);
   }
+  clock.lap("check");
   const onnx::GraphProto& gp = model.graph();
   Graph g;
   g.name = gp.name().empty() ? name : gp.name();
   g.opset = static_cast<int>(opset);
   std::map<std::string, int> ids;
   std::int64_t bytes = 0;
-  for (onnx::TensorProto& t : *model.mutable_graph()->mutable_initializer()) {
-    TensorData td = to_tensor(name, t, limits);
-    bytes += td.numel() * (td.dtype == DType::F32 ? 4 : 8);
+  const std::set<std::string> transposed = gemm_weights_to_transpose(gp, spans);
+  for (int i = 0; i < inits->size(); ++i) {
+    onnx::TensorProto& t = *inits->Mutable(i);
+    std::int64_t elements = 1;
+    for (std::int64_t d : t.dims()) elements *= d;  // bounded by check_tensor
+    bytes += elements * (t.data_type() == onnx::TensorProto::FLOAT ? 4 : 8);
     if (bytes > limits.max_total_bytes) throw Error(ErrorKind::LimitExceeded, name + ": weights exceed the model size limit");
+    TensorData td = to_tensor(name, t, limits, spans[static_cast<std::size_t>(i)], src, transposed.count(t.name()) != 0);
     std::string().swap(*t.mutable_raw_data());
     ids[t.name()] = g.add_constant(t.name(), std::move(td));
   }
@@ -270,6 +482,7 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       n.inputs.push_back(it->second);
     }
     for (const onnx::AttributeProto& a : np.attribute()) n.attrs[a.name()] = to_attr(name, a, limits);
+    if (n.op == "Gemm" && n.inputs.size() > 1 && transposed.count(np.input(1))) n.attrs["transB"] = std::int64_t{0};
     // Normalize opset differences into the attributes the rest of vinfer reads.
     if (n.op == "Softmax") {
       if (opset < 13) n.attrs["vinfer.opset"] = opset;
@@ -305,27 +518,43 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
     g.mark_output(it->second);
   }
+  clock.lap("convert");
   return g;
 }
 
 }  // namespace
 
 Graph import_onnx(const std::uint8_t* data, std::size_t size, const std::string& name, const std::string& dir,
-                  const GraphLimits& limits) {
+                  const GraphLimits& limits, StageTimes* times) {
+  StageClock clock(times);
   check_size(name, size);
+  google::protobuf::io::CodedInputStream in(data, static_cast<int>(size));
+  std::string skel;
+  std::vector<Span> spans;
   onnx::ModelProto model;
-  if (!model.ParseFromArray(data, static_cast<int>(size))) parse_failed(name);
-  return import_model(model, name, dir, limits);
+  if (!wire::skeleton(in, skel, spans) || !model.ParseFromString(skel)) parse_failed(name);
+  clock.lap("read");
+  return import_model(model, name, dir, limits, clock, std::move(spans), ModelBytes{nullptr, data, size});
 }
 
 Graph import_onnx_file(const std::string& path, const std::string& dir, const GraphLimits& limits,
-                       std::uint64_t max_file_bytes) {
+                       std::uint64_t max_file_bytes, StageTimes* times) {
+  StageClock clock(times);
   const InputFile file(path, max_file_bytes);
   check_size(path, file.size());
+  google::protobuf::io::FileInputStream stream(file.fd());
+  std::string skel;
+  std::vector<Span> spans;
+  {
+    google::protobuf::io::CodedInputStream in(&stream);
+    if (!wire::skeleton(in, skel, spans)) parse_failed(path);
+  }
   onnx::ModelProto model;
-  google::protobuf::io::FileInputStream in(file.fd());
-  if (!model.ParseFromZeroCopyStream(&in) || in.GetErrno() != 0) parse_failed(path);
-  return import_model(model, path, dir, limits);
+  if (stream.GetErrno() != 0 || !model.ParseFromString(skel)) parse_failed(path);
+  for (const Span& s : spans)
+    if (s.set && s.offset + s.size > file.size()) parse_failed(path);
+  clock.lap("read");
+  return import_model(model, path, dir, limits, clock, std::move(spans), ModelBytes{&file, nullptr, file.size()});
 }
 
 }  // namespace vinfer::detail

@@ -11,6 +11,7 @@
 #endif
 #include "graph/passes.hpp"
 #include "util/debug_env.hpp"
+#include "util/load_stats.hpp"
 #include "graph/reference.hpp"
 #include "image/fused_prep.hpp"
 #include "onnx/onnx_import.hpp"
@@ -82,8 +83,24 @@ struct Model::Impl {
                   "this build of vinfer has no CUDA backend (configure with -DVINFER_CUDA=ON where CUDA and cuDNN 9 are installed)");
 #endif
     } else {
-      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, options.tune_cache, info);
+      // Without keep_constants each weight is freed as soon as its kernels
+      // hold their packed copy, not after the whole network: the graph's
+      // weights and the packed ones are never all held at once.
+      std::function<void(int)> done_with;
+      if (!options.keep_constants) done_with = [this](int v) { release_constant(graph.value(v)); };
+      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, options.tune_cache, info,
+                          done_with);
     }
+  }
+
+  // The time the backend spent tuning kernels, which it appends to load_ms as "tune".
+  double take_tune_ms() {
+    double ms = 0;
+    auto& stages = info.load_ms;
+    for (auto it = stages.begin(); it != stages.end();)
+      if (it->first == "tune") ms += it->second, it = stages.erase(it);
+      else ++it;
+    return ms;
   }
 
   // Frees the float data of the graph's large constants (shape and dtype stay):
@@ -93,13 +110,14 @@ struct Model::Impl {
   void release_constants() {
     if (options.keep_constants || options.backend == Backend::Reference) return;
     for (Value& v : graph.values)
-      if (v.constant && v.constant->dtype == DType::F32 && v.constant->f.size() >= 1024) {
-        TensorData shell;
-        shell.dtype = v.constant->dtype;
-        shell.shape = v.constant->shape;
-        v.constant = std::make_shared<const TensorData>(std::move(shell));
-        released = true;
-      }
+      if (v.constant && v.constant->dtype == DType::F32 && v.constant->f.size() >= 1024) release_constant(v);
+  }
+  void release_constant(Value& v) {
+    TensorData shell;
+    shell.dtype = v.constant->dtype;
+    shell.shape = v.constant->shape;
+    v.constant = std::make_shared<const TensorData>(std::move(shell));
+    released = true;
   }
 };
 
@@ -109,7 +127,14 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Model Model::from_graph(Graph graph, const std::string& source, const EngineOptions& options) {
+  return from_graph(std::move(graph), source, options, {});
+}
+
+Model Model::from_graph(Graph graph, const std::string& source, const EngineOptions& options,
+                        std::vector<std::pair<std::string, double>> load_ms) {
   auto impl = std::make_unique<Impl>();
+  impl->info.load_ms = std::move(load_ms);
+  detail::StageClock clock(&impl->info.load_ms);
   impl->options = options;
   impl->info.source = source;
   impl->info.name = graph.name;
@@ -126,25 +151,35 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   } catch (const Error& e) {
     throw Error(e.kind(), source + ": " + e.what());
   }
+  clock.lap("passes");
   for (const Value& v : graph.values)
     if (v.constant && v.dtype == DType::F32) impl->info.weight_bytes += v.constant->numel() * 4;
   impl->graph = std::move(graph);
   impl->compile();
   impl->release_constants();
+  clock.lap("compile");
+  // The backend's tuning is part of that time: said apart.
+  const double tune_ms = impl->take_tune_ms();
+  impl->info.load_ms.back().second -= tune_ms;
+  impl->info.load_ms.emplace_back("tune", tune_ms);
+  impl->info.peak_rss_bytes = detail::peak_rss_bytes();
   // Said where timings are read, so that none is taken with one set unknowingly.
   for (const std::string& v : detail::debug_env_in_effect()) impl->info.passes.push_back("debug environment: " + v);
   return Model(std::move(impl));
 }
 
 Model Model::load_onnx_memory(const std::uint8_t* data, std::size_t size, const std::string& name, const EngineOptions& options) {
-  return from_graph(detail::import_onnx(data, size, name, {}, options.limits), name, options);
+  detail::StageTimes times;
+  Graph g = detail::import_onnx(data, size, name, {}, options.limits, &times);
+  return from_graph(std::move(g), name, options, std::move(times));
 }
 
 Model Model::load_onnx(const std::string& path, const EngineOptions& options) {
   const std::string parent = std::filesystem::path(path).parent_path().string();
   const std::string dir = parent.empty() ? std::string(".") : parent;
-  return from_graph(detail::import_onnx_file(path, dir, options.limits, static_cast<std::uint64_t>(options.max_file_bytes)),
-                    path, options);
+  detail::StageTimes times;
+  Graph g = detail::import_onnx_file(path, dir, options.limits, static_cast<std::uint64_t>(options.max_file_bytes), &times);
+  return from_graph(std::move(g), path, options, std::move(times));
 }
 
 const Shape& Model::input_shape() const { return impl_->graph.value(impl_->graph.inputs.at(0)).shape; }
@@ -182,7 +217,8 @@ void Model::set_threads(int threads) {
                 "set_threads: the model was loaded with keep_constants = false; load it again with the thread count");
   impl_->options.threads = threads;
   impl_->exec.reset();
-  impl_->compile();  // oneDNN sizes its work for the thread count at creation
+  impl_->compile();
+  impl_->take_tune_ms();  // oneDNN sizes its work for the thread count at creation
 }
 
 Preset model_preset(const Model& m, const std::string& name) {

@@ -1,5 +1,6 @@
 #include "util/file_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,7 +30,7 @@ void read_file(const std::string& path, std::vector<std::uint8_t>& out, std::uin
     throw Error(ErrorKind::Io, path + ": read failed");
 }
 
-InputFile::InputFile(const std::string& path, std::uint64_t max_bytes) {
+InputFile::InputFile(const std::string& path, std::uint64_t max_bytes) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw Error(ErrorKind::Io, path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -45,6 +46,17 @@ InputFile::InputFile(const std::string& path, std::uint64_t max_bytes) {
     throw Error(S_ISDIR(st.st_mode) ? ErrorKind::Io : ErrorKind::LimitExceeded, path + ": " + problem);
   }
   size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+void InputFile::read_at(std::uint64_t offset, void* dst, std::size_t bytes) const {
+  auto* p = static_cast<char*>(dst);
+  while (bytes > 0) {
+    const ssize_t n = ::pread(fd_, p, std::min<std::size_t>(bytes, std::size_t{1} << 30), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(ErrorKind::Io, path_ + ": read failed: " + std::strerror(errno));
+    if (n == 0) throw Error(ErrorKind::Io, path_ + ": ends before the data it declares (the file changed while it was read?)");
+    p += n, bytes -= static_cast<std::size_t>(n), offset += static_cast<std::uint64_t>(n);
+  }
 }
 
 InputFile::~InputFile() {

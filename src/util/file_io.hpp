@@ -20,8 +20,12 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
   int fd() const { return fd_; }
   std::uint64_t size() const { return size_; }
+  // Reads `bytes` at `offset` into dst; throws Error(Io) naming the path on
+  // a short read (the file shrank since it was opened).
+  void read_at(std::uint64_t offset, void* dst, std::size_t bytes) const;
 
  private:
+  std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
 };

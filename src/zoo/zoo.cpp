@@ -1,5 +1,6 @@
 // Built-in networks: architecture (zoo/torchvision.cpp) + weights (a
 // checkpoint, or seeded initialisation as the framework does it).
+#include <chrono>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -184,7 +185,12 @@ Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInf
 }
 
 Model load_model(const std::string& model, const std::string& weights, const EngineOptions& options, ZooInfo* info) {
-  if (is_zoo_model(model)) return Model::from_graph(zoo_graph(model, weights, info), model, options);
+  if (is_zoo_model(model)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Graph g = zoo_graph(model, weights, info);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return Model::from_graph(std::move(g), model, options, {{"read", ms}});
+  }
   std::error_code ec;
   if (model.find_first_of("/.") == std::string::npos && !std::filesystem::exists(model, ec)) {
     // Not a path, not a file, not a built-in: most likely a mistyped built-in name.

@@ -377,6 +377,14 @@ struct InfoCmd {
     std::printf("  nodes imported %d, kernels run %d, concatenations in place %d\n", i.nodes_imported, i.nodes_executed, i.concats_in_place);
     std::printf("  arena %.2f MiB (%.2f MiB without reuse), weights %.2f MiB\n", i.arena_bytes / 1048576.0, i.naive_bytes / 1048576.0,
                 i.weight_bytes / 1048576.0);
+    std::string stages;
+    double load_ms = 0;
+    for (const auto& [stage, ms] : i.load_ms) {
+      char part[64];
+      std::snprintf(part, sizeof part, "%s%s %.0f", stages.empty() ? "" : ", ", stage.c_str(), ms);
+      stages += part, load_ms += ms;
+    }
+    std::printf("  load %.0f ms (%s), peak resident memory %.0f MiB\n", load_ms, stages.c_str(), i.peak_rss_bytes / 1048576.0);
     if (i.opset > 0) std::printf("  ONNX opset %d\n", i.opset);
     std::string ops;
     for (const auto& [op, count] : i.operators) ops += (ops.empty() ? "" : ", ") + op + " " + std::to_string(count);
