@@ -121,6 +121,11 @@ def main():
     torch.onnx.export(m, torch.randn(1, 3, 8, 8), b, opset_version=13, **kw)
     out("onnx", "tiny.onnx", b.getvalue())
     out("onnx", "downsample.onnx", downsample_block_onnx(kw))
+    # Linear layers whose weights (>= 16 KiB) are read after parsing, as [K, N].
+    lin = torch.nn.Sequential(torch.nn.Linear(300, 37), torch.nn.ReLU(), torch.nn.Linear(37, 130)).eval()
+    b = io.BytesIO()
+    torch.onnx.export(lin, torch.randn(1, 300), b, opset_version=13, **kw)
+    out("onnx", "linear.onnx", b.getvalue())
 
     sd = {"w": torch.randn(3, 2), "b": torch.arange(4), "h": torch.randn(2).half()}
     b = io.BytesIO()

@@ -4,7 +4,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -259,6 +261,7 @@ TEST(OnnxImport, EmptyInitializerRunsCleanly) {
   w->set_raw_data("");
   auto* gemm = g->add_node();
   gemm->set_op_type("Gemm");
+  gemm->set_name("fc");
   gemm->add_input("x");
   gemm->add_input("w");
   gemm->add_output("y");
@@ -271,6 +274,125 @@ TEST(OnnxImport, EmptyInitializerRunsCleanly) {
   std::vector<float> y(model.output_size(), NAN);
   model.run(nullptr, y.data());
   EXPECT_EQ(y, std::vector<float>(3, 0.f));
+}
+
+// x [1, K] -> Gemm(w [N, K], transB, bias) -> Relu, as PyTorch exports a
+// Linear; w is large enough to be read from the file straight into place.
+constexpr int kN = 37, kK = 300;  // N: two vectors of 16 and a tail
+float gemm_w(int n, int k) { return 0.001f * static_cast<float>((n * 31 + k * 7) % 97) - 0.048f; }
+
+onnx::ModelProto linear_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("linear");
+  auto add_io = [](onnx::ValueInfoProto* v, const char* name, int n) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(n);
+  };
+  add_io(g->add_input(), "x", kK);
+  add_io(g->add_output(), "y", kN);
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(kN), w->add_dims(kK);
+  std::string raw(kN * kK * 4, '\0');
+  for (int n = 0; n < kN; ++n)
+    for (int k = 0; k < kK; ++k) {
+      const float v = gemm_w(n, k);
+      std::memcpy(&raw[static_cast<std::size_t>(n * kK + k) * 4], &v, 4);
+    }
+  w->set_raw_data(raw);
+  onnx::TensorProto* b = g->add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(kN);
+  for (int n = 0; n < kN; ++n) b->add_float_data(0.01f * static_cast<float>(n % 5) - 0.02f);
+  auto* gemm = g->add_node();
+  gemm->set_op_type("Gemm");
+  gemm->set_name("fc");
+  for (const char* in : {"x", "w", "b"}) gemm->add_input(in);
+  gemm->add_output("z");
+  auto* tb = gemm->add_attribute();
+  tb->set_name("transB");
+  tb->set_type(onnx::AttributeProto::INT);
+  tb->set_i(1);
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->set_name("relu");
+  relu->add_input("z");
+  relu->add_output("y");
+  return m;
+}
+
+// The weights skipped while parsing and read from the file afterwards, as
+// [K, N] for the one-row kernel (shared, not copied): the same results as
+// a plain computation, from a file and from memory, with the graph's
+// weights kept or freed while compiling, on the CPU and the reference
+// backends, and the same again when loaded a second time.
+TEST(OnnxImport, LargeWeightsReadFromTheFileExactly) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vinfer_linear_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string bytes = linear_model().SerializeAsString();
+  const fs::path path = dir / "linear.onnx";
+  std::ofstream(path, std::ios::binary) << bytes;
+  std::vector<float> x(kK), want(kN);
+  for (int k = 0; k < kK; ++k) x[static_cast<std::size_t>(k)] = k % 3 == 0 ? 0.f : 0.05f * static_cast<float>(k % 11) - 0.2f;
+  for (int n = 0; n < kN; ++n) {
+    double acc = 0.01 * (n % 5) - 0.02;
+    for (int k = 0; k < kK; ++k) acc += static_cast<double>(gemm_w(n, k)) * x[static_cast<std::size_t>(k)];
+    want[static_cast<std::size_t>(n)] = static_cast<float>(std::max(0.0, acc));
+  }
+  std::vector<float> first;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const Backend backend : {Backend::Cpu, Backend::Reference})
+      for (const bool keep : {true, false})
+        for (const bool from_file : {true, false}) {
+          EngineOptions o;
+          o.backend = backend;
+          o.keep_constants = keep;
+          Model m = from_file ? Model::load_onnx(path.string(), o)
+                              : Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "m", o);
+          const Graph& g = m.graph();
+          for (const Node& n : g.nodes)
+            if (n.op == "Gemm") {
+              EXPECT_EQ(n.get_int("transB", 1), 0);
+              EXPECT_EQ(g.value(n.inputs[1]).shape, (Shape{kK, kN}));
+            }
+          std::vector<float> y(kN);
+          m.run(x.data(), y.data());
+          for (int n = 0; n < kN; ++n) EXPECT_NEAR(y[static_cast<std::size_t>(n)], want[static_cast<std::size_t>(n)], 1e-5) << n;
+          if (backend == Backend::Cpu && first.empty()) first = y;
+          if (backend == Backend::Cpu) EXPECT_EQ(y, first) << "loading again changed the result";
+          if (backend == Backend::Cpu) EXPECT_GT(m.info().peak_rss_bytes, 0);
+        }
+  fs::remove_all(dir);
+}
+
+// Cut anywhere, inside the large weights too: refused, never read past the end.
+TEST(OnnxImport, TruncatedInsideLargeWeights) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("vinfer_cutw_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string bytes = linear_model().SerializeAsString();
+  for (std::size_t cut : {std::size_t{20}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 200, bytes.size() - 1}) {
+    const fs::path p = dir / "cut.onnx";
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes.substr(0, cut);
+    for (const bool from_file : {true, false})
+      try {
+        if (from_file) Model::load_onnx(p.string());
+        else Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), cut, "cut.onnx");
+        ADD_FAILURE() << "cut at " << cut << " loaded";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.kind() == ErrorKind::BadInput || e.kind() == ErrorKind::Unsupported) << e.what();
+      }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(OnnxImport, MissingProducerIsBadInput) {

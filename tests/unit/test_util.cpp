@@ -102,6 +102,32 @@ TEST(AtomicWrite, FailureLeavesNoFile) {
   std::filesystem::remove_all(dir);
 }
 
+// Weights are read from the model file after it was parsed: a file that
+// shrinks in between (rewritten while loading) gives an error, not a crash
+// or stale bytes.
+TEST(InputFile, ShrunkFileIsAClearError) {
+  const auto dir = std::filesystem::temp_directory_path() / ("vinfer_test_shrink_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string p = (dir / "m.bin").string();
+  detail::write_file_atomic(p, [](std::FILE* f) {
+    for (int i = 0; i < 1000; ++i) std::fputc(i % 251, f);
+  });
+  const detail::InputFile file(p, 1 << 20);
+  EXPECT_EQ(file.size(), 1000u);
+  std::vector<unsigned char> buf(200);
+  file.read_at(700, buf.data(), buf.size());
+  EXPECT_EQ(buf[0], 700 % 251);
+  std::filesystem::resize_file(p, 100);
+  try {
+    file.read_at(50, buf.data(), buf.size());
+    ADD_FAILURE() << "a read past the shrunk end succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_NE(std::string(e.what()).find("changed while it was read"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Stats, PercentilesInterpolateLikeNumpy) {
   const LatencySummary s = summarize({4, 1, 3, 2, 5});
   EXPECT_DOUBLE_EQ(s.p50, 3);
