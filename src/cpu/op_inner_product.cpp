@@ -63,8 +63,11 @@ class GemvOp : public CpuOp {
       // Whole vectors by the kernel; a shared tensor's last N % 16 columns here.
       const std::int64_t w_ld = shared ? N : ld, whole = shared ? N / 16 * 16 : ld;
       rows({packed_data(), w_ld, whole, ks + i0, xs + i0, i1 - i0, acc});
-      for (std::int64_t c = whole; c < N; ++c)
-        for (std::int64_t i = i0; i < i1; ++i) acc[c] += xs[i] * packed_data()[ks[i] * w_ld + c];
+      if (whole < N)
+        for (std::int64_t i = i0; i < i1; ++i) {
+          const float* row = packed_data() + ks[i] * w_ld;
+          for (std::int64_t c = whole; c < N; ++c) acc[c] += xs[i] * row[c];
+        }
 #pragma omp barrier
       // y = bias + the threads' sums, then the fused post-ops: columns in
       // equal shares of whole 16-float groups.
