@@ -7,6 +7,7 @@
 #include <hwy/highway.h>
 #include <hwy/targets.h>
 
+#include "util/cpu_features.hpp"
 #include "vinfer/stats.hpp"
 
 namespace vinfer {
@@ -30,8 +31,7 @@ MachineInfo machine_info() {
   if (!family.empty() && !model.empty())
     m.cpu_id = "family " + family + " model " + model + (stepping.empty() ? "" : " stepping " + stepping);
   m.logical_cores = static_cast<int>(std::thread::hardware_concurrency());
-  const std::int64_t targets = hwy::SupportedTargets() & HWY_TARGETS;
-  m.simd = hwy::TargetName(targets & -targets);  // the lowest bit is the best target
+  m.simd = hwy::TargetName(detail::hwy_target());
   utsname u{};
   if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
   return m;

@@ -46,12 +46,15 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   const int K = g.depth(), taps = g.kernel * g.kernel;
   w_ = aligned_block(sizeof(float) * K * g.oc);
   float* w = static_cast<float*>(w_.get());
-  for (int o = 0; o < g.oc; ++o) {
-    const int col0 = o / group * group, width = std::min(group, g.oc - col0);
-    for (int k = 0; k < K; ++k)  // k = tap x ic + channel; OIHW holds [o][channel][tap]
-      w[static_cast<std::size_t>(col0) * K + static_cast<std::size_t>(k) * width + (o - col0)] =
-          weights[(static_cast<std::size_t>(o) * g.ic + k % g.ic) * taps + k / g.ic];
-  }
+  const int groups = (g.oc + group - 1) / group;
+#pragma omp parallel for collapse(2) schedule(static)  // (loading: on every thread, rows written in order)
+  for (int gi = 0; gi < groups; ++gi)
+    for (int k = 0; k < K; ++k) {  // k = tap x ic + channel; OIHW holds [o][channel][tap]
+      const int col0 = gi * group, width = std::min(group, g.oc - col0);
+      float* row = w + static_cast<std::size_t>(col0) * K + static_cast<std::size_t>(k) * width;
+      for (int o = col0; o < col0 + width; ++o)
+        row[o - col0] = weights[(static_cast<std::size_t>(o) * g.ic + k % g.ic) * taps + k / g.ic];
+    }
   bias_.assign(g.oc, 0.f);
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
   if (pre.scale) scale_.assign(pre.scale, pre.scale + g.ic), shift_.assign(pre.shift, pre.shift + g.ic);

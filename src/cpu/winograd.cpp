@@ -86,19 +86,26 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   }
   u_ = aligned_block(transformed_weight_bytes());
   float* u = static_cast<float*>(u_.get());
-  const int panel = 2 * g.block;
-  for (int o = 0; o < g.oc; ++o)
+  // On every thread, each position's row of a panel written in order (this
+  // is most of loading a network with many 3x3 layers).
+  const int panel = 2 * g.block, panels = (g.oc + panel - 1) / panel;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int p = 0; p < panels; ++p)
     for (int i = 0; i < g.ic; ++i) {
-      const int col0 = o / panel * panel, width = std::min(panel, g.oc - col0);
-      const float* k = weights + (static_cast<std::size_t>(o) * g.ic + i) * 9;
-      double gg[6][3];
+      const int col0 = p * panel, width = std::min(panel, g.oc - col0);
+      // The panel's channels side by side, so that the compiler vectorizes across them.
+      double k[9][2 * 16], gg[6][3][2 * 16];
+      for (int o = 0; o < width; ++o)
+        for (int c = 0; c < 9; ++c) k[c][o] = weights[(static_cast<std::size_t>(col0 + o) * g.ic + i) * 9 + c];
       for (int a = 0; a < n; ++a)
-        for (int c = 0; c < 3; ++c) gg[a][c] = G[a][0] * k[c] + G[a][1] * k[3 + c] + G[a][2] * k[6 + c];
+        for (int c = 0; c < 3; ++c)
+          for (int o = 0; o < width; ++o) gg[a][c][o] = G[a][0] * k[c][o] + G[a][1] * k[3 + c][o] + G[a][2] * k[6 + c][o];
       for (int a = 0; a < n; ++a)
         for (int b = 0; b < n; ++b) {
-          const double v = gg[a][0] * G[b][0] + gg[a][1] * G[b][1] + gg[a][2] * G[b][2];
-          u[static_cast<std::size_t>(a * n + b) * g.ic * g.oc + static_cast<std::size_t>(col0) * g.ic +
-            static_cast<std::size_t>(i) * width + (o - col0)] = static_cast<float>(v);
+          float* row = u + static_cast<std::size_t>(a * n + b) * g.ic * g.oc + static_cast<std::size_t>(col0) * g.ic +
+                       static_cast<std::size_t>(i) * width;
+          for (int o = 0; o < width; ++o)
+            row[o] = static_cast<float>(gg[a][0][o] * G[b][0] + gg[a][1][o] * G[b][1] + gg[a][2][o] * G[b][2]);
         }
     }
   bias_.assign(g.oc, 0.f);

@@ -40,13 +40,13 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 #include "image/color_kernels.hpp"
 #include "util/cpu_features.hpp"
+#include "util/hwy_dispatch.hpp"
 
 namespace vinfer::detail {
-HWY_EXPORT(GrayIntRow);
 void gray_int_row(const std::uint8_t* in, int channels, std::uint8_t* out, std::size_t n, std::uint32_t wr,
                   std::uint32_t wg, std::uint32_t wb, std::uint32_t round, int shift) {
   const std::size_t done = cpu_features().avx2 ? gray_int_row_avx2(in, channels, out, n, wr, wg, wb, round, shift) : 0;
-  HWY_DYNAMIC_DISPATCH(GrayIntRow)(in + done * channels, channels, out + done, n - done, wr, wg, wb, round, shift);
+  VINFER_HWY_DISPATCH(GrayIntRow)(in + done * channels, channels, out + done, n - done, wr, wg, wb, round, shift);
 }
 }  // namespace vinfer::detail
 #endif

@@ -97,27 +97,24 @@ void CvVerticalLinearU8(const std::int32_t* s0, const std::int32_t* s1, int b0, 
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include "util/hwy_dispatch.hpp"
+
 namespace vinfer::detail {
 
-HWY_EXPORT(PilVerticalU8);
-HWY_EXPORT(FloatVerticalF32);
-HWY_EXPORT(CvVerticalLinearU8);
-HWY_EXPORT(RoundRowU8);
-
-void round_row_u8(const float* in, std::uint8_t* out, std::size_t n) { HWY_DYNAMIC_DISPATCH(RoundRowU8)(in, out, n); }
+void round_row_u8(const float* in, std::uint8_t* out, std::size_t n) { VINFER_HWY_DISPATCH(RoundRowU8)(in, out, n); }
 
 void cv_vertical_linear_u8(const std::int32_t* s0, const std::int32_t* s1, int b0, int b1, std::uint8_t* out,
                            std::size_t n) {
-  HWY_DYNAMIC_DISPATCH(CvVerticalLinearU8)(s0, s1, b0, b1, out, n);
+  VINFER_HWY_DISPATCH(CvVerticalLinearU8)(s0, s1, b0, b1, out, n);
 }
 
 void pil_vertical_u8(const std::uint8_t* const* rows, const std::int32_t* w, int taps, std::uint8_t* out,
                      std::size_t n) {
-  HWY_DYNAMIC_DISPATCH(PilVerticalU8)(rows, w, taps, out, n);
+  VINFER_HWY_DISPATCH(PilVerticalU8)(rows, w, taps, out, n);
 }
 
 void float_vertical_f32(const float* const* rows, const float* w, int taps, float* out, std::size_t n) {
-  HWY_DYNAMIC_DISPATCH(FloatVerticalF32)(rows, w, taps, out, n);
+  VINFER_HWY_DISPATCH(FloatVerticalF32)(rows, w, taps, out, n);
 }
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include "util/debug_env.hpp"
 
-#include <hwy/targets.h>
+#include <hwy/detect_targets.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,14 +34,6 @@ IsaLevel requested(IsaLevel fallback) {
   return fallback;
 }
 
-// Highway dispatches on its own; keep it at or below the chosen level too.
-void cap_highway(IsaLevel level) {
-  std::int64_t allowed = hwy::SupportedTargets();
-  if (level < IsaLevel::Avx512) allowed &= ~static_cast<std::int64_t>(HWY_AVX3 | HWY_AVX3_DL);
-  if (level < IsaLevel::Avx2) allowed &= ~static_cast<std::int64_t>(HWY_AVX2);
-  if (allowed != hwy::SupportedTargets()) hwy::SetSupportedTargetsForTest(allowed);
-}
-
 CpuFeatures make() {
   CpuFeatures f;
   f.detected = detect();
@@ -52,18 +44,35 @@ CpuFeatures make() {
 #if defined(__x86_64__) || defined(__i386__)
   f.avx512_vnni = f.avx512 && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni");
 #endif
-  cap_highway(f.level);
   return f;
 }
-
-// Applied before main(), so that Highway's first dispatch already sees the cap.
-[[maybe_unused]] const CpuFeatures& applied_at_startup = cpu_features();
 
 }  // namespace
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures f = make();
   return f;
+}
+
+std::int64_t hwy_target() {
+  static const std::int64_t target = [] {
+    const CpuFeatures& f = cpu_features();
+#if defined(__x86_64__) || defined(__i386__)
+    // Highway's groups: SSSE3; SSE4 = + SSE4.1, SSE4.2, CLMUL, AES; AVX2 =
+    // + AVX, AVX2, BMI, BMI2, FMA, F16C, LZCNT; AVX3 = + AVX-512 F, VL, DQ, BW.
+    const bool ssse3 = __builtin_cpu_supports("ssse3");
+    const bool sse4 = ssse3 && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2") &&
+                      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("aes");
+    const bool avx2 = sse4 && f.avx2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("bmi") &&
+                      __builtin_cpu_supports("f16c") && __builtin_cpu_supports("lzcnt");
+    if (avx2 && f.avx512) return static_cast<std::int64_t>(HWY_AVX3);
+    if (avx2) return static_cast<std::int64_t>(HWY_AVX2);
+    if (sse4) return static_cast<std::int64_t>(HWY_SSE4);
+    if (ssse3) return static_cast<std::int64_t>(HWY_SSSE3);
+#endif
+    return static_cast<std::int64_t>(HWY_SCALAR);
+  }();
+  return target;
 }
 
 const char* to_string(IsaLevel level) {

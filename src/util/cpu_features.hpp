@@ -7,11 +7,12 @@
 // level below what the CPU has, so that one machine can run the paths of an
 // older one: the tests run the suite at each level the machine reaches.
 #pragma once
+#include <cstdint>
 
 namespace vinfer::detail {
 
 enum class IsaLevel {
-  Plain = 0,   // portable code only (Highway limited to SSE4)
+  Plain = 0,   // portable code only (Highway up to SSE4)
   Avx2 = 1,    // AVX2 + FMA + BMI2 (Haswell, Zen 1 and later)
   Avx512 = 2,  // AVX-512 F + BW + DQ + VL (Skylake-SP, Zen 4 and later)
 };
@@ -26,6 +27,11 @@ struct CpuFeatures {
 
 // Detected on first use; thread-safe.
 const CpuFeatures& cpu_features();
+
+// The Highway target (HWY_AVX3, HWY_AVX2, HWY_SSE4, HWY_SSSE3 or
+// HWY_SCALAR) that the level and the CPU allow: the features Highway asks
+// of each (hwy_dispatch.hpp).
+std::int64_t hwy_target();
 
 const char* to_string(IsaLevel level);
 
