@@ -23,6 +23,35 @@ std::uint64_t rd_le(const std::uint8_t* p, int n) {
   return v;
 }
 
+// A checkpoint's bytes: in memory, or a file read piece by piece where they
+// are needed (the weights straight into their tensors; a file that shrinks
+// meanwhile is a clear error, not a fault as it would be if mapped).
+class Source {
+ public:
+  Source(const std::uint8_t* d, std::size_t n, const std::string& name) : d_(d), n_(n), name_(name) {}
+  Source(const detail::InputFile& f, const std::string& name) : file_(&f), n_(f.size()), name_(name) {}
+  std::uint64_t size() const { return n_; }
+  // Copies [off, off + len) into dst; throws BadInput if that is outside the data.
+  void read(std::uint64_t off, void* dst, std::size_t len) const {
+    if (off > n_ || len > n_ - off) bad(name_, "corrupt file (data outside it)");
+    if (len == 0) return;
+    if (file_) file_->read_at(off, dst, len);
+    else std::memcpy(dst, d_ + off, len);
+  }
+  std::vector<std::uint8_t> bytes(std::uint64_t off, std::size_t len) const {
+    if (off > n_ || len > n_ - off) bad(name_, "corrupt file (data outside it)");
+    std::vector<std::uint8_t> v(len);
+    read(off, v.data(), len);
+    return v;
+  }
+
+ private:
+  const detail::InputFile* file_ = nullptr;
+  const std::uint8_t* d_ = nullptr;
+  std::uint64_t n_ = 0;
+  const std::string& name_;
+};
+
 // ---------------------------------------------------------------- element types
 
 enum class Elem { F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool };
@@ -86,32 +115,54 @@ std::int64_t elem_i(const std::uint8_t* p, Elem e, std::size_t i) {
   }
 }
 
-// A tensor from raw storage with sizes/strides in elements; every index is bounds-checked.
-TensorData make_tensor(const std::string& name, const std::string& key, const std::uint8_t* data, std::size_t avail_elems, Elem e,
-                       std::int64_t offset, const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride) {
+// Where a tensor's storage is: `elems` elements of type `elem` from byte
+// `offset` of the source.
+struct Storage {
+  const Source* src = nullptr;
+  std::uint64_t offset = 0;
+  std::size_t elems = 0;
+  Elem elem = Elem::F32;
+};
+
+// A tensor from its storage with sizes/strides in elements; every index is
+// bounds-checked. A row-major float32 tensor is read straight into place;
+// others through a copy of the part of the storage they cover.
+TensorData make_tensor(const std::string& name, const std::string& key, const Storage& st, std::int64_t offset,
+                       const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride) {
   if (size.size() != stride.size()) bad(name, "tensor '" + key + "' has sizes and strides of different ranks");
   TensorData t;
+  const Elem e = st.elem;
   t.dtype = is_float(e) ? DType::F32 : DType::I64;
   std::int64_t n = 1, last = offset;
-  for (std::size_t d = 0; d < size.size(); ++d) {
+  bool row_major = true;
+  for (std::size_t d = size.size(); d-- > 0;) {
+    if (size[d] != 1 && stride[d] != n) row_major = false;
     if (size[d] < 0 || stride[d] < 0) bad(name, "tensor '" + key + "' has a negative size or stride");
     if (size[d] > 0 && n > (std::int64_t{1} << 40) / size[d]) bad(name, "tensor '" + key + "' is too large");
     n *= size[d];
     std::int64_t reach = 0;
     if (size[d] > 0 && (__builtin_mul_overflow(size[d] - 1, stride[d], &reach) || __builtin_add_overflow(last, reach, &last)))
       bad(name, "tensor '" + key + "' reads past the end of its storage");
-    t.shape.push_back(size[d]);
   }
-  if (offset < 0 || (n > 0 && static_cast<std::uint64_t>(last) >= avail_elems))
+  t.shape = size;
+  if (offset < 0 || (n > 0 && static_cast<std::uint64_t>(last) >= st.elems))
     bad(name, "tensor '" + key + "' reads past the end of its storage");
+  const std::size_t es = elem_size(e);
   if (t.dtype == DType::F32) t.f.resize(static_cast<std::size_t>(n));
   else t.i.resize(static_cast<std::size_t>(n));
+  if (n == 0) return t;
+  if (e == Elem::F32 && row_major) {
+    st.src->read(st.offset + static_cast<std::uint64_t>(offset) * 4, t.f.data(), static_cast<std::size_t>(n) * 4);
+    return t;
+  }
+  const std::vector<std::uint8_t> data =
+      st.src->bytes(st.offset + static_cast<std::uint64_t>(offset) * es, static_cast<std::size_t>(last - offset + 1) * es);
   std::vector<std::int64_t> idx(size.size(), 0);
   for (std::int64_t k = 0; k < n; ++k) {
-    std::int64_t src = offset;
+    std::int64_t src = 0;
     for (std::size_t d = 0; d < idx.size(); ++d) src += idx[d] * stride[d];
-    if (t.dtype == DType::F32) t.f[static_cast<std::size_t>(k)] = static_cast<float>(elem_f(data, e, static_cast<std::size_t>(src)));
-    else t.i[static_cast<std::size_t>(k)] = elem_i(data, e, static_cast<std::size_t>(src));
+    if (t.dtype == DType::F32) t.f[static_cast<std::size_t>(k)] = static_cast<float>(elem_f(data.data(), e, static_cast<std::size_t>(src)));
+    else t.i[static_cast<std::size_t>(k)] = elem_i(data.data(), e, static_cast<std::size_t>(src));
     for (std::size_t d = idx.size(); d-- > 0;) {
       if (++idx[d] < size[d]) break;
       idx[d] = 0;
@@ -401,8 +452,8 @@ const PV& find_state_dict(const PV& root, const std::string& name) {
   return root;
 }
 
-// storage key -> (bytes, count of elements available)
-using StorageFn = std::function<std::pair<const std::uint8_t*, std::size_t>(const PV& storage)>;
+// storage key -> where its elements are
+using StorageFn = std::function<Storage(const PV& storage)>;
 
 StateDict to_state_dict(const PV& root, const std::string& name, const StorageFn& storage_of) {
   StateDict sd;
@@ -410,8 +461,7 @@ StateDict to_state_dict(const PV& root, const std::string& name, const StorageFn
     if (k->kind != PV::Str) bad(name, "a state dict key is not a string");
     if (v->kind != PV::Tensor) continue;  // non-tensor entries (rare) carry no weights
     std::string key = k->s.rfind("module.", 0) == 0 ? k->s.substr(7) : k->s;
-    auto [bytes, avail] = storage_of(*v->storage);
-    sd[key] = make_tensor(name, key, bytes, avail, v->storage->elem, v->offset, v->size, v->stride);
+    sd[key] = make_tensor(name, key, storage_of(*v->storage), v->offset, v->size, v->stride);
   }
   return sd;
 }
@@ -422,29 +472,39 @@ struct ZipEntry {
   std::uint64_t offset = 0, size = 0;  // data offset and size
 };
 
-std::map<std::string, ZipEntry> read_zip(const std::uint8_t* d, std::size_t n, const std::string& name) {
-  auto need = [&](std::uint64_t off, std::uint64_t len) {
-    if (off > n || len > n - off) bad(name, "corrupt zip archive (entry outside the file)");
-  };
+// The directory of a zip archive, read from its end: only the directory and
+// the local headers are read, not the entries.
+std::map<std::string, ZipEntry> read_zip(const Source& src, const std::string& name) {
+  const std::uint64_t n = src.size();
   // End of central directory: the last 22+ bytes.
   if (n < 22) bad(name, "corrupt zip archive (too short)");
+  const std::uint64_t tail_at = n > 65557 ? n - 65557 : 0;
+  const std::vector<std::uint8_t> tail = src.bytes(tail_at, static_cast<std::size_t>(n - tail_at));
   std::size_t eocd = std::string::npos;
-  for (std::size_t i = n - 22 + 1; i-- > (n > 65557 ? n - 65557 : 0);)
-    if (rd_le(d + i, 4) == 0x06054b50) {
+  for (std::size_t i = tail.size() - 22 + 1; i-- > 0;)
+    if (rd_le(tail.data() + i, 4) == 0x06054b50) {
       eocd = i;
       break;
     }
   if (eocd == std::string::npos) bad(name, "corrupt zip archive (no end of central directory)");
-  std::uint64_t count = rd_le(d + eocd + 10, 2), cd_off = rd_le(d + eocd + 16, 4);
-  if ((count == 0xffff || cd_off == 0xffffffff) && eocd >= 20 && rd_le(d + eocd - 20, 4) == 0x07064b50) {
-    const std::uint64_t z64 = rd_le(d + eocd - 20 + 8, 8);
-    need(z64, 56);
-    if (rd_le(d + z64, 4) != 0x06064b50) bad(name, "corrupt zip64 directory");
-    count = rd_le(d + z64 + 32, 8);
-    cd_off = rd_le(d + z64 + 48, 8);
+  std::uint64_t count = rd_le(tail.data() + eocd + 10, 2), cd_off = rd_le(tail.data() + eocd + 16, 4);
+  std::uint64_t cd_end = tail_at + eocd;
+  if ((count == 0xffff || cd_off == 0xffffffff) && eocd >= 20 && rd_le(tail.data() + eocd - 20, 4) == 0x07064b50) {
+    const std::uint64_t z64 = rd_le(tail.data() + eocd - 20 + 8, 8);
+    const std::vector<std::uint8_t> z = src.bytes(z64, 56);
+    if (rd_le(z.data(), 4) != 0x06064b50) bad(name, "corrupt zip64 directory");
+    count = rd_le(z.data() + 32, 8);
+    cd_off = rd_le(z.data() + 48, 8);
+    cd_end = z64;
   }
+  if (cd_off > cd_end) bad(name, "corrupt zip archive (entry outside the file)");
+  const std::vector<std::uint8_t> cd = src.bytes(cd_off, static_cast<std::size_t>(cd_end - cd_off));
+  const std::uint8_t* d = cd.data();
+  auto need = [&](std::uint64_t off, std::uint64_t len) {
+    if (off > cd.size() || len > cd.size() - off) bad(name, "corrupt zip archive (entry outside the file)");
+  };
   std::map<std::string, ZipEntry> entries;
-  std::uint64_t p = cd_off;
+  std::uint64_t p = 0;
   for (std::uint64_t e = 0; e < count; ++e) {
     need(p, 46);
     if (rd_le(d + p, 4) != 0x02014b50) bad(name, "corrupt zip central directory");
@@ -473,33 +533,36 @@ std::map<std::string, ZipEntry> read_zip(const std::uint8_t* d, std::size_t n, c
       x += 4 + len;
     }
     if (method != 0) bad(name, "zip entry '" + fname + "' is compressed; torch.save writes stored entries");
-    need(local, 30);
-    if (rd_le(d + local, 4) != 0x04034b50) bad(name, "corrupt zip local header for '" + fname + "'");
-    const std::uint64_t data = local + 30 + rd_le(d + local + 26, 2) + rd_le(d + local + 28, 2);
-    need(data, usize);
+    const std::vector<std::uint8_t> header = src.bytes(local, 30);
+    if (rd_le(header.data(), 4) != 0x04034b50) bad(name, "corrupt zip local header for '" + fname + "'");
+    const std::uint64_t data = local + 30 + rd_le(header.data() + 26, 2) + rd_le(header.data() + 28, 2);
+    if (data > n || usize > n - data) bad(name, "corrupt zip archive (entry outside the file)");
     entries[fname] = {data, usize};
     p += 46 + nlen + xlen + clen;
   }
   return entries;
 }
 
-StateDict read_torch_zip(const std::uint8_t* d, std::size_t n, const std::string& name) {
-  const auto entries = read_zip(d, n, name);
+StateDict read_torch_zip(const Source& src, const std::string& name) {
+  const auto entries = read_zip(src, name);
   std::string prefix;
   for (const auto& [f, e] : entries)
     if (f.size() >= 8 && f.compare(f.size() - 8, 8, "data.pkl") == 0 && f.find('/') == f.size() - 9) prefix = f.substr(0, f.size() - 8);
   if (prefix.empty()) bad(name, "zip archive without data.pkl: not a torch.save checkpoint");
-  if (auto bo = entries.find(prefix + "byteorder"); bo != entries.end())
-    if (std::string(reinterpret_cast<const char*>(d + bo->second.offset), bo->second.size) != "little")
+  if (auto bo = entries.find(prefix + "byteorder"); bo != entries.end()) {
+    const auto order = src.bytes(bo->second.offset, static_cast<std::size_t>(std::min<std::uint64_t>(bo->second.size, 16)));
+    if (std::string(order.begin(), order.end()) != "little")
       throw Error(ErrorKind::Unsupported, name + ": big-endian checkpoints are not supported");
+  }
   const ZipEntry& pkl = entries.at(prefix + "data.pkl");
+  const std::vector<std::uint8_t> pickle = src.bytes(pkl.offset, static_cast<std::size_t>(pkl.size));
   Arena arena;
-  Unpickler up(d + pkl.offset, pkl.size, name, arena);
+  Unpickler up(pickle.data(), pickle.size(), name, arena);
   const PVp root = up.load();
-  return to_state_dict(*root, name, [&](const PV& st) -> std::pair<const std::uint8_t*, std::size_t> {
+  return to_state_dict(*root, name, [&](const PV& st) {
     auto it = entries.find(prefix + "data/" + st.s);
     if (it == entries.end()) bad(name, "storage '" + st.s + "' is missing from the archive");
-    return {d + it->second.offset, it->second.size / elem_size(st.elem)};
+    return Storage{&src, it->second.offset, static_cast<std::size_t>(it->second.size / elem_size(st.elem)), st.elem};
   });
 }
 
@@ -523,7 +586,8 @@ StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::str
   const PVp keys = next_pickle();
   if (keys->kind != PV::List) bad(name, "legacy checkpoint without its storage list");
   // Storages follow in that order, each as an int64 element count and its bytes.
-  std::map<std::string, std::pair<const std::uint8_t*, std::size_t>> storages;
+  const Source src(d, n, name);
+  std::map<std::string, Storage> storages;
   std::map<std::string, Elem> elems;
   // Which element type each storage has, from the tensors that use it (iterative:
   // a hostile pickle may nest deeply or hold cycles).
@@ -544,24 +608,31 @@ StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::str
     pos += 8;
     const std::size_t es = elem_size(elems.count(k->s) ? elems[k->s] : Elem::F32);
     if (count > (n - pos) / es) bad(name, "truncated legacy checkpoint (storage '" + k->s + "')");
-    storages[k->s] = {d + pos, static_cast<std::size_t>(count)};
+    storages[k->s] = {&src, pos, static_cast<std::size_t>(count), elems.count(k->s) ? elems[k->s] : Elem::F32};
     pos += count * es;
   }
   return to_state_dict(*root, name, [&](const PV& st) {
     auto it = storages.find(st.s);
     if (it == storages.end()) bad(name, "storage '" + st.s + "' is missing");
-    return it->second;
+    Storage found = it->second;
+    found.elem = st.elem;  // (as the tensor reads it)
+    found.elems = found.elem == it->second.elem ? found.elems : found.elems * elem_size(it->second.elem) / elem_size(st.elem);
+    return found;
   });
 }
 
 // ---------------------------------------------------------------- safetensors
 
-StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::string& name) {
-  const std::uint64_t hlen = rd_le(d, 8);
+StateDict read_safetensors(const Source& src, const std::string& name) {
+  const std::uint64_t n = src.size();
+  std::uint8_t len[8];
+  src.read(0, len, 8);
+  const std::uint64_t hlen = rd_le(len, 8);
   if (hlen > n - 8 || hlen > (100u << 20)) bad(name, "safetensors header length " + std::to_string(hlen) + " exceeds the file");
+  const std::vector<std::uint8_t> header = src.bytes(8, static_cast<std::size_t>(hlen));
   nlohmann::json h;
   try {
-    h = nlohmann::json::parse(d + 8, d + 8 + hlen);
+    h = nlohmann::json::parse(header.begin(), header.end());
   } catch (const std::exception& e) {
     bad(name, std::string("safetensors header is not JSON: ") + e.what());
   }
@@ -569,8 +640,7 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
   static const std::map<std::string, Elem> types = {{"F32", Elem::F32}, {"F16", Elem::F16}, {"BF16", Elem::BF16}, {"F64", Elem::F64},
                                                     {"I64", Elem::I64}, {"I32", Elem::I32}, {"I16", Elem::I16},   {"I8", Elem::I8},
                                                     {"U8", Elem::U8},   {"BOOL", Elem::Bool}};
-  const std::uint8_t* data = d + 8 + hlen;
-  const std::size_t avail = n - 8 - hlen;
+  const std::uint64_t data = 8 + hlen, avail = n - 8 - hlen;
   StateDict sd;
   for (const auto& [key, v] : h.items()) {
     if (key == "__metadata__") continue;
@@ -603,7 +673,7 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
       for (std::size_t i = shape.size(); i-- > 1;)
         if (__builtin_mul_overflow(stride[i], shape[i], &stride[i - 1])) bad(name, "tensor '" + key + "' has a shape too large");
       std::string k = key.rfind("module.", 0) == 0 ? key.substr(7) : key;
-      sd[k] = make_tensor(name, key, data + off[0], (off[1] - off[0]) / es, t->second, 0, shape, stride);
+      sd[k] = make_tensor(name, key, Storage{&src, data + off[0], static_cast<std::size_t>(bytes / es), t->second}, 0, shape, stride);
     } catch (const nlohmann::json::exception& e) {
       bad(name, "safetensors entry '" + key + "': " + e.what());
     }
@@ -613,17 +683,32 @@ StateDict read_safetensors(const std::uint8_t* d, std::size_t n, const std::stri
 
 }  // namespace
 
-StateDict read_checkpoint_memory(const std::uint8_t* d, std::size_t n, const std::string& name) {
-  if (n >= 4 && rd_le(d, 4) == 0x04034b50) return read_torch_zip(d, n, name);
-  if (n >= 2 && d[0] == 0x80 && d[1] <= 5) return read_torch_legacy(d, n, name);
-  if (n >= 10 && d[8] == '{') return read_safetensors(d, n, name);
+namespace {
+StateDict read_checkpoint(const Source& src, const std::string& name) {
+  std::uint8_t head[10] = {};
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(src.size(), 10));
+  src.read(0, head, n);
+  if (n >= 4 && rd_le(head, 4) == 0x04034b50) return read_torch_zip(src, name);
+  if (n >= 10 && head[8] == '{') return read_safetensors(src, name);
   bad(name, "not a PyTorch checkpoint (.pth: zip or legacy) or a .safetensors file");
+}
+}  // namespace
+
+StateDict read_checkpoint_memory(const std::uint8_t* d, std::size_t n, const std::string& name) {
+  if (n >= 2 && d[0] == 0x80 && d[1] <= 5) return read_torch_legacy(d, n, name);
+  return read_checkpoint(Source(d, n, name), name);
 }
 
 StateDict read_checkpoint(const std::string& path) {
-  std::vector<std::uint8_t> bytes;
-  detail::read_file(path, bytes);
-  return read_checkpoint_memory(bytes.data(), bytes.size(), path);
+  const detail::InputFile file(path, std::uint64_t{1} << 40);
+  std::uint8_t head[2] = {};
+  if (file.size() >= 2) file.read_at(0, head, 2);
+  if (head[0] == 0x80 && head[1] <= 5) {  // legacy: the storages follow the pickles, read as a whole
+    std::vector<std::uint8_t> bytes;
+    detail::read_file(path, bytes);
+    return read_torch_legacy(bytes.data(), bytes.size(), path);
+  }
+  return read_checkpoint(Source(file, path), path);
 }
 
 }  // namespace vinfer::zoo

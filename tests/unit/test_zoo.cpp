@@ -216,18 +216,52 @@ TEST(Checkpoint, CyclicPickleNeitherLeaksNorLoops) {
   expect_bad(std::string(kCycle, sizeof kCycle - 1), "not a torch.save checkpoint");
 }
 
+std::string safetensors(const std::string& header, const std::string& data) {
+  std::string s(8, '\0');
+  const std::uint64_t n = header.size();
+  std::memcpy(&s[0], &n, 8);
+  return s + header + data;
+}
+
+// From a file, the weights are read piece by piece (straight into a float32
+// tensor, through a copy for other types): the same as from memory, and a
+// file that ends before its header says is refused.
+TEST(Checkpoint, FileReadsAsMemoryDoes) {
+  const float a[6] = {1.5f, -2.f, 3.25f, 0.f, 1e-3f, 7.f};
+  const std::uint16_t b[2] = {0x3c00, 0xc000};  // float16 1 and -2
+  std::string data(reinterpret_cast<const char*>(a), sizeof a);
+  data += std::string(reinterpret_cast<const char*>(b), sizeof b);
+  const std::string file = safetensors(
+      R"({"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"F16","shape":[2],"data_offsets":[24,28]}})", data);
+  const std::string path = ::testing::TempDir() + "vinfer_checkpoint_file.safetensors";
+  std::ofstream(path, std::ios::binary).write(file.data(), static_cast<std::streamsize>(file.size()));
+  const zoo::StateDict from_file = zoo::read_checkpoint(path), from_memory = read(file);
+  ASSERT_EQ(from_file.size(), 2u);
+  for (const char* key : {"a", "b"}) {
+    EXPECT_EQ(from_file.at(key).shape, from_memory.at(key).shape) << key;
+    EXPECT_EQ(from_file.at(key).f, from_memory.at(key).f) << key;
+  }
+  EXPECT_EQ(from_file.at("a").f, std::vector<float>(a, a + 6));
+  EXPECT_EQ(from_file.at("b").f, (std::vector<float>{1.f, -2.f}));
+  const std::string cut = file.substr(0, file.size() - 6);  // the header still promises 28 bytes
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(cut.data(), static_cast<std::streamsize>(cut.size()));
+  try {
+    zoo::read_checkpoint(path);
+    ADD_FAILURE() << "a truncated file was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::BadInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("outside the file"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Checkpoint, BrokenFilesAreBadInput) {
   expect_bad("", "not a PyTorch checkpoint");
   expect_bad("hello world, not a checkpoint", "not a PyTorch checkpoint");
   expect_bad(std::string("PK\x03\x04", 4) + std::string(40, '\0'), "zip");
   expect_bad(std::string("\x80\x02}q\x00", 5), "truncated");
   // safetensors: offsets outside the data, element count disagreeing with bytes.
-  auto st = [](const std::string& header, std::size_t data) {
-    std::string s(8, '\0');
-    const std::uint64_t n = header.size();
-    std::memcpy(&s[0], &n, 8);
-    return s + header + std::string(data, '\0');
-  };
+  auto st = [](const std::string& header, std::size_t data) { return safetensors(header, std::string(data, '\0')); };
   expect_bad(st(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,160]}})", 16), "outside");
   expect_bad(st(R"({"w":{"dtype":"F32","shape":[5],"data_offsets":[0,16]}})", 16), "has 5 elements, not the 4 of its 16 bytes");
   expect_bad(st(R"({"w":{"dtype":"F32","shape":"x"}})", 16), "shape is not a list");
