@@ -145,6 +145,16 @@ int fold_pad(Graph& g) {
   return folded;
 }
 
+namespace {
+// What a freed constant leaves: its type and shape, no data.
+std::shared_ptr<const TensorData> constant_shell(const TensorData& t) {
+  auto shell = std::make_shared<TensorData>();
+  shell->dtype = t.dtype;
+  shell->shape = t.shape;
+  return shell;
+}
+}  // namespace
+
 int fold_batchnorm(Graph& g) {
   const auto prod = producers(g);
   const auto cons = g.consumers();
@@ -173,9 +183,14 @@ int fold_batchnorm(Graph& g) {
       for (std::int64_t e = 0; e < per; ++e) nw.f[static_cast<std::size_t>(m * per + e)] *= s;
       nb[i] = ((b ? b->f[i] : 0.f) - mean.f[i]) * s + beta.f[i];
     }
+    const int old_w = conv.inputs[1], old_b = conv.inputs.size() > 2 ? conv.inputs[2] : -1;
     conv.inputs.resize(3);
     conv.inputs[1] = g.add_constant(conv.name + ".weight_bn", std::move(nw));
     conv.inputs[2] = g.add_constant(conv.name + ".bias_bn", TensorData::f32({M}, std::move(nb)));
+    // The unfolded weights, where nothing else reads them, go now: the
+    // network is not held twice while its layers are folded.
+    for (const int v : {old_w, old_b})
+      if (v >= 0 && cons[static_cast<std::size_t>(v)].size() == 1) g.value(v).constant = constant_shell(*g.value(v).constant);
     // The Conv now produces the BatchNorm's result.
     const int y = bn.outputs[0];
     replace_uses(g, y, x);

@@ -152,8 +152,13 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
     throw Error(e.kind(), source + ": " + e.what());
   }
   clock.lap("passes");
-  for (const Value& v : graph.values)
-    if (v.constant && v.dtype == DType::F32) impl->info.weight_bytes += v.constant->numel() * 4;
+  std::vector<bool> read(graph.values.size(), false);  // (what passes replaced is not counted)
+  for (const Node& n : graph.nodes)
+    for (const int v : n.inputs)
+      if (v >= 0) read[static_cast<std::size_t>(v)] = true;
+  for (std::size_t v = 0; v < graph.values.size(); ++v)
+    if (read[v] && graph.values[v].constant && graph.values[v].dtype == DType::F32)
+      impl->info.weight_bytes += graph.values[v].constant->numel() * 4;
   impl->graph = std::move(graph);
   impl->compile();
   impl->release_constants();

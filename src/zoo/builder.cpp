@@ -2,12 +2,12 @@
 
 namespace vinfer::zoo {
 
-int NetBuilder::param(const std::string& key, Shape shape, Init init, std::int64_t fan_in, std::int64_t fan_out) {
+int NetBuilder::param(const std::string& key, Shape shape, Init init, std::int64_t fan_in, std::int64_t fan_out, bool transposed) {
   TensorData t;
   t.dtype = DType::F32;
-  t.shape = shape;  // data comes later (zoo/weights.cpp)
+  t.shape = transposed ? Shape{shape.at(1), shape.at(0)} : shape;  // data comes later (zoo.cpp)
   const int id = g_.add_constant(key, std::move(t));
-  net_.params.push_back({key, std::move(shape), init, fan_in, fan_out, id});
+  net_.params.push_back({key, std::move(shape), init, fan_in, fan_out, id, false, transposed});
   return id;
 }
 
@@ -36,9 +36,9 @@ int NetBuilder::batchnorm(int x, const std::string& key, std::int64_t c, float e
 }
 
 int NetBuilder::linear(int x, const std::string& key, std::int64_t in, std::int64_t out, Init w_init, Init b_init) {
-  const int w = param(key + ".weight", {out, in}, w_init, in, out);
+  const int w = param(key + ".weight", {out, in}, w_init, in, out, true);
   const int b = param(key + ".bias", {out}, b_init, in, out);
-  return op("Gemm", {x, w, b}, {{"transB", std::int64_t{1}}}, key);
+  return op("Gemm", {x, w, b}, {}, key);
 }
 
 int NetBuilder::maxpool(int x, std::int64_t k, std::int64_t stride, std::int64_t pad, bool ceil) {

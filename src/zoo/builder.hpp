@@ -27,6 +27,7 @@ struct Param {
   std::int64_t fan_in = 1, fan_out = 1;  // for the initialisers
   int value = -1;                         // the graph constant to fill
   bool hwio = false;                      // stored [kh, kw, in, out] (Keras); the graph wants [out, in, kh, kw]
+  bool transposed = false;                // stored [out, in] (torch Linear); the graph wants [in, out]
 };
 
 struct ZooNet {
@@ -42,15 +43,19 @@ class NetBuilder {
   Graph& graph() { return g_; }
 
   int input(const std::string& name, Shape shape) { return g_.add_input(name, std::move(shape)); }
-  // A parameter constant whose data is filled later.
-  int param(const std::string& key, Shape shape, Init init, std::int64_t fan_in = 1, std::int64_t fan_out = 1);
+  // A parameter constant whose data is filled later (`transposed`: a 2-D
+  // one that the graph holds transposed, see Param).
+  int param(const std::string& key, Shape shape, Init init, std::int64_t fan_in = 1, std::int64_t fan_out = 1,
+            bool transposed = false);
 
   // Conv2d; weight [out, in/groups, k, k] at key.weight, optional bias at key.bias.
   int conv(int x, const std::string& key, std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride, std::int64_t pad,
            bool bias, Init w_init, Init b_init = Init::Zeros, std::int64_t groups = 1);
   // BatchNorm2d at key.{weight,bias,running_mean,running_var} (+ num_batches_tracked ignored).
   int batchnorm(int x, const std::string& key, std::int64_t c, float eps = 1e-5f);
-  // Linear as Gemm(x, W^T) with W [out, in] at key.weight, bias at key.bias.
+  // Linear with W [out, in] at key.weight, bias at key.bias: Gemm(x, W^T),
+  // the graph holding W^T ([in, out], which the one-row kernel reads as it
+  // is; the checkpoint reader writes it so).
   int linear(int x, const std::string& key, std::int64_t in, std::int64_t out, Init w_init, Init b_init);
   int relu(int x) { return op("Relu", {x}); }
   int maxpool(int x, std::int64_t k, std::int64_t stride, std::int64_t pad, bool ceil = false);

@@ -128,7 +128,10 @@ struct Storage {
 // bounds-checked. A row-major float32 tensor is read straight into place;
 // others through a copy of the part of the storage they cover.
 TensorData make_tensor(const std::string& name, const std::string& key, const Storage& st, std::int64_t offset,
-                       const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride) {
+                       const std::vector<std::int64_t>& size, const std::vector<std::int64_t>& stride, bool transpose) {
+  if (transpose && size.size() == 2 && stride.size() == 2) {  // as a view with the strides swapped, read as row-major
+    return make_tensor(name, key, st, offset, {size[1], size[0]}, {stride[1], stride[0]}, false);
+  }
   if (size.size() != stride.size()) bad(name, "tensor '" + key + "' has sizes and strides of different ranks");
   TensorData t;
   const Elem e = st.elem;
@@ -153,6 +156,20 @@ TensorData make_tensor(const std::string& name, const std::string& key, const St
   if (n == 0) return t;
   if (e == Elem::F32 && row_major) {
     st.src->read(st.offset + static_cast<std::uint64_t>(offset) * 4, t.f.data(), static_cast<std::size_t>(n) * 4);
+    return t;
+  }
+  if (e == Elem::F32 && size.size() == 2 && stride[0] == 1 && stride[1] == size[0]) {
+    // A transposed matrix (a Linear's weights, read as the graph holds
+    // them): a block of the stored rows at a time, each written as a column.
+    const std::int64_t rows = size[1], cols = size[0];  // as stored
+    constexpr std::int64_t R = 64;
+    std::vector<float> block(static_cast<std::size_t>(R * cols));
+    for (std::int64_t r0 = 0; r0 < rows; r0 += R) {
+      const std::int64_t r = std::min(R, rows - r0);
+      st.src->read(st.offset + static_cast<std::uint64_t>(offset + r0 * cols) * 4, block.data(), static_cast<std::size_t>(r * cols) * 4);
+      for (std::int64_t c = 0; c < cols; ++c)
+        for (std::int64_t j = 0; j < r; ++j) t.f[static_cast<std::size_t>(c * rows + r0 + j)] = block[static_cast<std::size_t>(j * cols + c)];
+    }
     return t;
   }
   const std::vector<std::uint8_t> data =
@@ -455,13 +472,13 @@ const PV& find_state_dict(const PV& root, const std::string& name) {
 // storage key -> where its elements are
 using StorageFn = std::function<Storage(const PV& storage)>;
 
-StateDict to_state_dict(const PV& root, const std::string& name, const StorageFn& storage_of) {
+StateDict to_state_dict(const PV& root, const std::string& name, const StorageFn& storage_of, const std::set<std::string>& transposed) {
   StateDict sd;
   for (const auto& [k, v] : find_state_dict(root, name).dict) {
     if (k->kind != PV::Str) bad(name, "a state dict key is not a string");
     if (v->kind != PV::Tensor) continue;  // non-tensor entries (rare) carry no weights
     std::string key = k->s.rfind("module.", 0) == 0 ? k->s.substr(7) : k->s;
-    sd[key] = make_tensor(name, key, storage_of(*v->storage), v->offset, v->size, v->stride);
+    sd[key] = make_tensor(name, key, storage_of(*v->storage), v->offset, v->size, v->stride, transposed.count(key) != 0);
   }
   return sd;
 }
@@ -543,7 +560,7 @@ std::map<std::string, ZipEntry> read_zip(const Source& src, const std::string& n
   return entries;
 }
 
-StateDict read_torch_zip(const Source& src, const std::string& name) {
+StateDict read_torch_zip(const Source& src, const std::string& name, const std::set<std::string>& transposed) {
   const auto entries = read_zip(src, name);
   std::string prefix;
   for (const auto& [f, e] : entries)
@@ -563,12 +580,12 @@ StateDict read_torch_zip(const Source& src, const std::string& name) {
     auto it = entries.find(prefix + "data/" + st.s);
     if (it == entries.end()) bad(name, "storage '" + st.s + "' is missing from the archive");
     return Storage{&src, it->second.offset, static_cast<std::size_t>(it->second.size / elem_size(st.elem)), st.elem};
-  });
+  }, transposed);
 }
 
 // ---------------------------------------------------------------- legacy torch.save (before 1.6)
 
-StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::string& name) {
+StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::string& name, const std::set<std::string>& transposed) {
   std::size_t pos = 0;
   Arena arena;
   auto next_pickle = [&]() {
@@ -618,12 +635,12 @@ StateDict read_torch_legacy(const std::uint8_t* d, std::size_t n, const std::str
     found.elem = st.elem;  // (as the tensor reads it)
     found.elems = found.elem == it->second.elem ? found.elems : found.elems * elem_size(it->second.elem) / elem_size(st.elem);
     return found;
-  });
+  }, transposed);
 }
 
 // ---------------------------------------------------------------- safetensors
 
-StateDict read_safetensors(const Source& src, const std::string& name) {
+StateDict read_safetensors(const Source& src, const std::string& name, const std::set<std::string>& transposed) {
   const std::uint64_t n = src.size();
   std::uint8_t len[8];
   src.read(0, len, 8);
@@ -673,7 +690,8 @@ StateDict read_safetensors(const Source& src, const std::string& name) {
       for (std::size_t i = shape.size(); i-- > 1;)
         if (__builtin_mul_overflow(stride[i], shape[i], &stride[i - 1])) bad(name, "tensor '" + key + "' has a shape too large");
       std::string k = key.rfind("module.", 0) == 0 ? key.substr(7) : key;
-      sd[k] = make_tensor(name, key, Storage{&src, data + off[0], static_cast<std::size_t>(bytes / es), t->second}, 0, shape, stride);
+      sd[k] = make_tensor(name, key, Storage{&src, data + off[0], static_cast<std::size_t>(bytes / es), t->second}, 0, shape, stride,
+                          transposed.count(k) != 0);
     } catch (const nlohmann::json::exception& e) {
       bad(name, "safetensors entry '" + key + "': " + e.what());
     }
@@ -684,31 +702,31 @@ StateDict read_safetensors(const Source& src, const std::string& name) {
 }  // namespace
 
 namespace {
-StateDict read_checkpoint(const Source& src, const std::string& name) {
+StateDict read_checkpoint(const Source& src, const std::string& name, const std::set<std::string>& transposed) {
   std::uint8_t head[10] = {};
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(src.size(), 10));
   src.read(0, head, n);
-  if (n >= 4 && rd_le(head, 4) == 0x04034b50) return read_torch_zip(src, name);
-  if (n >= 10 && head[8] == '{') return read_safetensors(src, name);
+  if (n >= 4 && rd_le(head, 4) == 0x04034b50) return read_torch_zip(src, name, transposed);
+  if (n >= 10 && head[8] == '{') return read_safetensors(src, name, transposed);
   bad(name, "not a PyTorch checkpoint (.pth: zip or legacy) or a .safetensors file");
 }
 }  // namespace
 
-StateDict read_checkpoint_memory(const std::uint8_t* d, std::size_t n, const std::string& name) {
-  if (n >= 2 && d[0] == 0x80 && d[1] <= 5) return read_torch_legacy(d, n, name);
-  return read_checkpoint(Source(d, n, name), name);
+StateDict read_checkpoint_memory(const std::uint8_t* d, std::size_t n, const std::string& name, const std::set<std::string>& transposed) {
+  if (n >= 2 && d[0] == 0x80 && d[1] <= 5) return read_torch_legacy(d, n, name, transposed);
+  return read_checkpoint(Source(d, n, name), name, transposed);
 }
 
-StateDict read_checkpoint(const std::string& path) {
+StateDict read_checkpoint(const std::string& path, const std::set<std::string>& transposed) {
   const detail::InputFile file(path, std::uint64_t{1} << 40);
   std::uint8_t head[2] = {};
   if (file.size() >= 2) file.read_at(0, head, 2);
   if (head[0] == 0x80 && head[1] <= 5) {  // legacy: the storages follow the pickles, read as a whole
     std::vector<std::uint8_t> bytes;
     detail::read_file(path, bytes);
-    return read_torch_legacy(bytes.data(), bytes.size(), path);
+    return read_torch_legacy(bytes.data(), bytes.size(), path, transposed);
   }
-  return read_checkpoint(Source(file, path), path);
+  return read_checkpoint(Source(file, path), path, transposed);
 }
 
 }  // namespace vinfer::zoo

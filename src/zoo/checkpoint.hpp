@@ -7,6 +7,7 @@
 // any other global (os.system, builtins.eval, ...) is refused, never executed.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 
 #include "vinfer/graph.hpp"
@@ -19,7 +20,10 @@ using StateDict = std::map<std::string, TensorData>;
 // tensors of any precision become float32, integer ones int64. A checkpoint
 // dict that holds the weights under "state_dict" or "model" is unwrapped;
 // a "module." prefix (DataParallel) is dropped. Throws Error(BadInput) naming the file.
-StateDict read_checkpoint(const std::string& path);
-StateDict read_checkpoint_memory(const std::uint8_t* data, std::size_t size, const std::string& name);
+// The 2-D tensors named in `transposed` come back transposed ([out, in]
+// stored, [in, out] returned), read so from the file: no second copy.
+StateDict read_checkpoint(const std::string& path, const std::set<std::string>& transposed = {});
+StateDict read_checkpoint_memory(const std::uint8_t* data, std::size_t size, const std::string& name,
+                                 const std::set<std::string>& transposed = {});
 
 }  // namespace vinfer::zoo

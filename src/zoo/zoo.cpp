@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "vinfer/error.hpp"
 #include "vinfer/suggest.hpp"
@@ -87,8 +88,17 @@ std::string list(const std::vector<std::string>& xs) {
   return s;
 }
 
-// The graph's tensor for a parameter: Keras kernels [kh, kw, in, out] become [out, in, kh, kw].
-std::shared_ptr<const TensorData> to_graph(const zoo::Param& p, TensorData t) {
+// The graph's tensor for a parameter: Keras kernels [kh, kw, in, out] become
+// [out, in, kh, kw]; a transposed one becomes [in, out] (unless the
+// checkpoint reader has done that: `read_transposed`).
+std::shared_ptr<const TensorData> to_graph(const zoo::Param& p, TensorData t, bool read_transposed = false) {
+  if (p.transposed && !read_transposed) {
+    const std::int64_t rows = p.shape[0], cols = p.shape[1];
+    std::vector<float> o(t.f.size());
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) o[static_cast<std::size_t>(c * rows + r)] = t.f[static_cast<std::size_t>(r * cols + c)];
+    return std::make_shared<const TensorData>(TensorData::f32({cols, rows}, std::move(o)));
+  }
   if (!p.hwio) return std::make_shared<const TensorData>(std::move(t));
   const std::int64_t kh = p.shape[0], kw = p.shape[1], ci = p.shape[2], co = p.shape[3];
   std::vector<float> o(t.f.size());
@@ -115,8 +125,11 @@ void fill(zoo::ZooNet& net, zoo::StateDict* sd, const std::string& source, std::
     auto it = sd->find(p.key);
     if (it == sd->end()) {
       missing.push_back(p.key);
-    } else if (it->second.shape != p.shape || it->second.dtype != DType::F32) {
-      mismatched.push_back(p.key + " " + shape_str(it->second.shape) + " (model: " + shape_str(p.shape) + ")");
+    } else {
+      Shape stored = it->second.shape;  // (a transposed one was read as [in, out])
+      if (p.transposed && stored.size() == 2) std::swap(stored[0], stored[1]);
+      if (stored != p.shape || it->second.dtype != DType::F32)
+        mismatched.push_back(p.key + " " + shape_str(stored) + " (model: " + shape_str(p.shape) + ")");
     }
   }
   std::vector<std::string> known;
@@ -133,7 +146,7 @@ void fill(zoo::ZooNet& net, zoo::StateDict* sd, const std::string& source, std::
     msg.pop_back();
     throw Error(ErrorKind::BadInput, msg);
   }
-  for (const zoo::Param& p : net.params) net.graph.value(p.value).constant = to_graph(p, std::move(sd->at(p.key)));
+  for (const zoo::Param& p : net.params) net.graph.value(p.value).constant = to_graph(p, std::move(sd->at(p.key)), true);
 }
 
 // Keras files hold each layer's variables in order; name them as our parameters are named.
@@ -174,7 +187,11 @@ Graph zoo_graph(const std::string& name, const std::string& weights_path, ZooInf
   if (weights_path.empty()) {
     fill(net, nullptr, name, seed);
   } else {
-    zoo::StateDict sd = keras ? keras_state_dict(net, zoo::read_keras_h5(weights_path)) : zoo::read_checkpoint(weights_path);
+    std::set<std::string> transposed;  // read from the file as the graph holds them
+    for (const zoo::Param& p : net.params)
+      if (p.transposed) transposed.insert(p.key);
+    zoo::StateDict sd =
+        keras ? keras_state_dict(net, zoo::read_keras_h5(weights_path)) : zoo::read_checkpoint(weights_path, transposed);
     fill(net, &sd, weights_path, seed);
   }
   if (info) {

@@ -243,6 +243,12 @@ TEST(Checkpoint, FileReadsAsMemoryDoes) {
   }
   EXPECT_EQ(from_file.at("a").f, std::vector<float>(a, a + 6));
   EXPECT_EQ(from_file.at("b").f, (std::vector<float>{1.f, -2.f}));
+  // A Linear's weights, asked for transposed: [2, 3] stored, [3, 2] read.
+  const zoo::StateDict t = zoo::read_checkpoint(path, {"a"});
+  EXPECT_EQ(t.at("a").shape, (Shape{3, 2}));
+  EXPECT_EQ(t.at("a").f, (std::vector<float>{a[0], a[3], a[1], a[4], a[2], a[5]}));
+  EXPECT_EQ(zoo::read_checkpoint_memory(reinterpret_cast<const std::uint8_t*>(file.data()), file.size(), "m", {"a"}).at("a").f,
+            t.at("a").f);
   const std::string cut = file.substr(0, file.size() - 6);  // the header still promises 28 bytes
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(cut.data(), static_cast<std::streamsize>(cut.size()));
   try {
