@@ -29,14 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Where the CLI keeps timed kernel choices between runs (EngineOptions::tune_cache).
-std::string default_tune_cache() {
-  if (const char* p = std::getenv("VINFER_TUNE_CACHE")) return p;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vinfer/tune.txt";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vinfer/tune.txt";
-  return "";
-}
-
 struct ModelArgs {
   std::string model, weights;
   int threads = 0;

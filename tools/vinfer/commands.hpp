@@ -29,6 +29,14 @@ void add_profile(CLI::App& app, Handler& run);
 void plot_benchmark(const std::string& out, const std::string& title, const std::vector<double>& latency_ms,
                     const std::vector<std::pair<std::string, double>>& stage_p50);
 
+// Where the CLI keeps timed kernel choices between runs (EngineOptions::tune_cache):
+// $VINFER_TUNE_CACHE, else $XDG_CACHE_HOME/vinfer/tune.txt or ~/.cache/vinfer/tune.txt.
+std::string default_tune_cache();
+// `vinfer serve ARGS`: runs vinfer-serve (beside this executable) with ARGS;
+// returns only if that fails (throws Error).
+void add_serve(CLI::App& app, Handler& run);
+int exec_serve(const std::vector<std::string>& args);
+
 // Parses "WxH" (e.g. 224x224). Throws vinfer::Error(InvalidArgument).
 std::pair<int, int> parse_size(const std::string& s);
 bool ends_with(const std::string& s, const std::string& suffix);

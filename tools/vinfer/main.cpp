@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   add("info", "What loading a network did (passes, memory), optionally per-layer times", add_info);
   add("profile", "Per-layer time, GFLOP/s and share of the machine's FP32 peak (info --profile)", add_profile);
   add("devices", "The backends this build has and the devices they find", add_devices);
+  add("serve", "Serve models over the Open Inference Protocol (KServe v2 REST)", add_serve);
   add("resize", "Resize an image with a framework's exact rule", add_resize);
   add("preprocess", "Write the tensor a framework's preprocessing produces", add_preprocess);
   add("bench-resize", "Resize one image over and over, timed per iteration", add_bench_resize);
@@ -77,6 +78,14 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     print_usage(app);
     return kExitBadInput;
+  }
+  if (std::string(argv[1]) == "serve") {  // everything after it is vinfer-serve's
+    try {
+      return exec_serve(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const vinfer::Error& e) {
+      std::fprintf(stderr, "vinfer: error: %s\n", e.what());
+      return kExitInternal;
+    }
   }
   const CLI::App* chosen = nullptr;
   if (argv[1][0] != '-') {

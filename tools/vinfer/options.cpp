@@ -1,9 +1,17 @@
 #include <charconv>
+#include <cstdlib>
 
 #include "commands.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::cli {
+
+std::string default_tune_cache() {
+  if (const char* p = std::getenv("VINFER_TUNE_CACHE")) return p;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/vinfer/tune.txt";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/vinfer/tune.txt";
+  return "";
+}
 
 std::pair<int, int> parse_size(const std::string& s) {
   const auto x = s.find_first_of("xX");
