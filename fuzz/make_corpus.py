@@ -4,7 +4,7 @@ parsers take; the fuzzers mutate them). Committed under fuzz/corpus/; rerun
 with the peers' environment to regenerate:
 
     .venv-peers/bin/python fuzz/make_corpus.py
-    python fuzz/make_corpus.py --only npy,keras    # numpy and h5py only
+    python fuzz/make_corpus.py --only npy,keras,oip    # numpy and h5py only
 """
 import io
 import json
@@ -33,6 +33,24 @@ def npy_seeds():
         b = io.BytesIO()
         np.save(b, a)
         out("npy", name, b.getvalue())
+
+
+def oip_seeds():
+    """Infer requests (fuzz_oip: two bytes of header length, 0xffff for none, then the body)."""
+    def seed(name, header, binary=b""):
+        h = json.dumps(header).encode()
+        out("oip", name, struct.pack("<H", len(h) if binary else 0xFFFF) + h + binary)
+    seed("json_fp32.bin", {"id": "1", "parameters": {"top_k": 3}, "inputs": [
+        {"name": "input", "datatype": "FP32", "shape": [1, 2, 2], "data": [[1, 2], [3, 4.5]]}],
+        "outputs": [{"name": "logits", "parameters": {"binary_data": True}}]})
+    seed("json_bytes.bin", {"inputs": [{"name": "image", "datatype": "BYTES", "shape": [2],
+                                        "data": [{"b64": "/9j/4AAQ"}, "raw"]}]})
+    images = b"".join(struct.pack("<I", len(b)) + b for b in (b"\xff\xd8\xff\xe0", b"\x89PNG\r\n\x1a\n"))
+    floats = struct.pack("<2f", 0.5, -1.0)
+    seed("binary.bin", {"parameters": {"binary_data_output": True}, "inputs": [
+        {"name": "image", "datatype": "BYTES", "shape": [2], "parameters": {"binary_data_size": len(images)}},
+        {"name": "input", "datatype": "FP32", "shape": [1, 2], "parameters": {"binary_data_size": len(floats)}}]},
+        images + floats)
 
 
 def keras_seeds():
@@ -79,7 +97,7 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--only":
         for kind in sys.argv[2].split(","):
             shutil.rmtree(os.path.join(C, kind), ignore_errors=True)
-            {"npy": npy_seeds, "keras": keras_seeds}[kind]()
+            {"npy": npy_seeds, "keras": keras_seeds, "oip": oip_seeds}[kind]()
         return
     import torch
     from PIL import Image
@@ -87,6 +105,7 @@ def main():
     shutil.rmtree(C, ignore_errors=True)
     npy_seeds()
     keras_seeds()
+    oip_seeds()
     rng = np.random.default_rng(0)
     rgb = Image.fromarray(rng.integers(0, 255, (13, 11, 3), dtype=np.uint8))
     for name, img, kw in [("baseline.jpg", rgb, {}), ("progressive.jpg", rgb, {"progressive": True}),

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -188,10 +189,19 @@ class Server {
   }
 
   int run() {
+    // Debian's cpp-httplib 0.11 listens with a backlog of 5: a burst of
+    // connections then waits for SYN retransmits (seconds). Listening again
+    // on the same socket raises it (Linux).
+    int fd = -1;
+    svr_.set_socket_options([&fd](socket_t sock) {
+      httplib::default_socket_options(sock);
+      fd = sock;
+    });
     int port = o_.port;
     if (port == 0) port = svr_.bind_to_any_port(o_.host);
     else if (!svr_.bind_to_port(o_.host, port)) port = -1;
     if (port < 0) throw Error(ErrorKind::Io, "cannot listen on " + o_.host + ":" + std::to_string(o_.port));
+    if (fd >= 0) ::listen(fd, SOMAXCONN);
     if (o_.on_listening) o_.on_listening(port);
     svr_.listen_after_bind();  // until stop(): then the workers finish what they hold
     return 0;
@@ -263,6 +273,7 @@ class Server {
     if (!s) return metrics_.request("", 404);
     try {
       run_infer(*s, req, res);
+      res.status = 200;
     } catch (const RequestError& e) {
       res.status = e.status();
       res.set_content(error_body(e.what()), "application/json");

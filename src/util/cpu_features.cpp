@@ -4,6 +4,10 @@
 
 #include <hwy/detect_targets.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,8 +67,11 @@ std::int64_t hwy_target() {
     const bool ssse3 = __builtin_cpu_supports("ssse3");
     const bool sse4 = ssse3 && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2") &&
                       __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("aes");
-    const bool avx2 = sse4 && f.avx2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("bmi") &&
-                      __builtin_cpu_supports("f16c") && __builtin_cpu_supports("lzcnt");
+    // (F16C and LZCNT from CPUID: clang's __builtin_cpu_supports lacks them.)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
+    const bool lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c >> 5 & 1);
+    const bool avx2 = sse4 && f.avx2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("bmi") && f16c && lzcnt;
     if (avx2 && f.avx512) return static_cast<std::int64_t>(HWY_AVX3);
     if (avx2) return static_cast<std::int64_t>(HWY_AVX2);
     if (sse4) return static_cast<std::int64_t>(HWY_SSE4);
