@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""vinfer serve side by side with vinfer itself: what the Open Inference
+Protocol over HTTP adds to classifying one image, and how it holds up under
+concurrent clients. Run with the tests' environment (tritonclient):
+
+    .venv-test/bin/python bench/peers/bench_serve.py [--model out/cold/densenet121.onnx] [--seconds 60] [--clients 8]
+
+- Overhead: p50 of `infer` with one encoded JPEG (tests/data/images/squirrel_cls.jpg,
+  0.23 MP) from tritonclient.http (binary data, top-5 outputs), one request
+  at a time, against `vinfer bench MODEL IMAGE` (file -> top-5 in one process).
+- Load: `--clients` threads, each with its own tritonclient connection,
+  sending that request for `--seconds` (bounded); errors, images/s, p50/p99.
+Writes out/bench_serve.{json,md}.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import tritonclient.http as httpclient
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import CORES, ROOT, VINFER  # noqa: E402
+
+IMAGE = os.path.join(ROOT, "tests", "data", "images", "squirrel_cls.jpg")
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def request_parts(data):
+    inp = httpclient.InferInput("image", [1], "BYTES")
+    inp.set_data_from_numpy(np.array([data], dtype=np.object_), binary_data=True)
+    outs = [httpclient.InferRequestedOutput(n, binary_data=True) for n in ("topk_indices", "topk_probabilities")]
+    return [inp], outs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default=os.path.join(ROOT, "out", "cold", "densenet121.onnx"))
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--loops", type=int, default=200)
+    ap.add_argument("--instances", type=int, default=1)
+    args = ap.parse_args()
+    data = open(IMAGE, "rb").read()
+
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "bench.json")
+        subprocess.run([VINFER, "bench", args.model, IMAGE, "--loops", str(args.loops), "--json", out],
+                       capture_output=True, check=True)
+        bench_p50 = json.load(open(out))["latency_ms"]["p50"]
+
+    p = subprocess.Popen([VINFER, "serve", "--model", f"m={args.model}", "--port", "0", "--instances", str(args.instances),
+                          "--max-queue", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    port = int(re.search(r":(\d+) ", p.stdout.readline()).group(1))
+    try:
+        c = httpclient.InferenceServerClient(url=f"127.0.0.1:{port}")
+        inputs, outputs = request_parts(data)
+        for _ in range(20):
+            c.infer("m", inputs, outputs=outputs)
+        lat = []
+        for _ in range(args.loops):
+            t = time.perf_counter()
+            c.infer("m", inputs, outputs=outputs)
+            lat.append((time.perf_counter() - t) * 1000)
+
+        stop_at = time.time() + args.seconds
+        per_client, errors = [[] for _ in range(args.clients)], []
+
+        def client(i):
+            cc = httpclient.InferenceServerClient(url=f"127.0.0.1:{port}", network_timeout=120)
+            ins, outs = request_parts(data)
+            while time.time() < stop_at:
+                t = time.perf_counter()
+                try:
+                    cc.infer("m", ins, outputs=outs)
+                    per_client[i].append((time.perf_counter() - t) * 1000)
+                except Exception as e:  # noqa: BLE001 - every failure counts
+                    errors.append(repr(e)[:200])
+
+        t0 = time.time()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.time() - t0
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=60)
+    load = [x for xs in per_client for x in xs]
+    r = {
+        "date": time.strftime("%Y-%m-%d"), "cores": CORES, "model": os.path.basename(args.model), "instances": args.instances,
+        "vinfer_bench_p50_ms": bench_p50, "serve_p50_ms": statistics.median(lat), "serve_p90_ms": pct(lat, 90),
+        "overhead_ms": statistics.median(lat) - bench_p50,
+        "load_clients": args.clients, "load_seconds": round(wall, 1), "load_requests": len(load), "load_errors": len(errors),
+        "load_images_per_s": len(load) / wall, "load_p50_ms": pct(load, 50), "load_p99_ms": pct(load, 99),
+        "bench_images_per_s": 1000 / bench_p50, "errors": errors[:5],
+    }
+    os.makedirs(os.path.join(ROOT, "out"), exist_ok=True)
+    with open(os.path.join(ROOT, "out", "bench_serve.json"), "w") as f:
+        json.dump(r, f, indent=1)
+    md = (f"| model | vinfer bench p50 ms | serve p50 ms (tritonclient) | overhead ms | {args.clients} clients: images/s | "
+          f"p50 / p99 ms | errors | vinfer bench images/s |\n|---|---:|---:|---:|---:|---|---:|---:|\n"
+          f"| {r['model']} | {bench_p50:.2f} | {r['serve_p50_ms']:.2f} | {r['overhead_ms']:.2f} | {r['load_images_per_s']:.1f} | "
+          f"{r['load_p50_ms']:.1f} / {r['load_p99_ms']:.1f} | {len(errors)} of {len(load) + len(errors)} | {r['bench_images_per_s']:.1f} |\n")
+    with open(os.path.join(ROOT, "out", "bench_serve.md"), "w") as f:
+        f.write(md)
+    print(json.dumps(r))
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
