@@ -214,6 +214,9 @@ class Server {
     const int threads = o_.http_threads > 0 ? o_.http_threads : 2 * std::max(1, o_.instances) + 14;
     svr_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
     svr_.set_payload_max_length(o_.max_body_bytes);
+    // A response goes out as headers, then body: with Nagle's algorithm the
+    // body waits for the client's delayed ACK of the headers (40 ms on Linux).
+    svr_.set_tcp_nodelay(true);
     svr_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;
       const std::string why = res.status == 413   ? "the body exceeds the server's limit (--max-body-mb)"
