@@ -254,7 +254,28 @@ class Server {
     svr_.Get(kModel, [this, send_json](const httplib::Request& req, httplib::Response& res) {
       if (const Served* s = find(req, res)) send_json(res, model_metadata(*s));
     });
-    svr_.Post(kModel + "/infer", [this](const httplib::Request& req, httplib::Response& res) { infer(req, res); });
+    // The body read here, whatever its declared type: the HTTP library caps
+    // a form-urlencoded one (curl --data-binary's default) at 8 KiB.
+    svr_.Post(kModel + "/infer", [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+      std::string body;
+      if (req.is_multipart_form_data()) {
+        res.status = 415;
+        res.set_content(error_body("a multipart body is not an infer request: send the JSON (and binary data) as the body"),
+                        "application/json");
+        return;
+      }
+      if (!read([&body](const char* data, std::size_t n) {
+            body.append(data, n);
+            return true;
+          })) {
+        if (res.status < 400) res.status = 400;
+        res.set_content(error_body(res.status == 413 ? "the body exceeds the server's limit (--max-body-mb)"
+                                                     : "the body could not be read"),
+                        "application/json");
+        return;
+      }
+      infer(req, body, res);
+    });
   }
 
   Served* find(const httplib::Request& req, httplib::Response& res) {
@@ -270,12 +291,12 @@ class Server {
     return it->second.get();
   }
 
-  void infer(const httplib::Request& req, httplib::Response& res) {
+  void infer(const httplib::Request& req, const std::string& body, httplib::Response& res) {
     const auto t0 = Clock::now();
     Served* s = find(req, res);
     if (!s) return metrics_.request("", 404);
     try {
-      run_infer(*s, req, res);
+      run_infer(*s, req, body, res);
       res.status = 200;
     } catch (const RequestError& e) {
       res.status = e.status();
@@ -288,7 +309,7 @@ class Server {
     metrics_.stage(s->spec.name, "request", ms_since(t0));
   }
 
-  void run_infer(Served& s, const httplib::Request& req, httplib::Response& res) {  // throws RequestError, Error
+  void run_infer(Served& s, const httplib::Request& req, const std::string& body, httplib::Response& res) {  // throws RequestError, Error
     std::optional<std::size_t> header_length;
     if (req.has_header("Inference-Header-Content-Length")) {
       const std::string v = req.get_header_value("Inference-Header-Content-Length");
@@ -297,7 +318,7 @@ class Server {
       if (ec != std::errc() || p != v.data() + v.size()) fail(400, "Inference-Header-Content-Length is not a size");
       header_length = n;
     }
-    InferRequest r = parse_infer_request(req.body, header_length);
+    InferRequest r = parse_infer_request(body, header_length);
     if (r.inputs.size() != 1) fail(400, "give one input: 'image' (BYTES) or 'input' (FP32)");
     for (const RequestedOutput& o : r.outputs)
       if (std::find(std::begin(kOutputs), std::end(kOutputs), o.name) == std::end(kOutputs))

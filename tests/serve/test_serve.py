@@ -57,9 +57,8 @@ def server():
 
 
 def post(port, body, headers=None, path="/v2/models/dn/infer"):
-    # (urllib's default type, form-urlencoded, is capped at 8 KiB by the HTTP library)
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body,
-                                 headers={"Content-Type": "application/octet-stream", **(headers or {})})
+    # (urllib's default type, like curl's, is form-urlencoded: taken as any other body)
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=body, headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, r.read(), dict(r.headers)
