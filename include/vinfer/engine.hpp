@@ -47,6 +47,9 @@ struct EngineOptions {
   int device = 0;          // Cuda: which GPU
   bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
                            // relative error instead of FP32's ~1e-6)
+  int batch = 0;           // images per run(): the network's batch dimension, where it is symbolic (the
+                           // built-in networks; ONNX files exported with a dynamic batch). 0: the network's
+                           // own (a symbolic one runs as 1). A fixed batch other than this one is refused.
   GraphLimits limits;
   std::int64_t max_file_bytes = 4LL << 30;  // model files larger than this are refused
   bool keep_constants = true;  // Cpu, Cuda: keep the graph's weights after compiling (graph() shows them,
@@ -120,6 +123,12 @@ class Model {
 
   // input: input_size() floats in input_shape() (NCHW); output: output_size() floats.
   void run(const float* input, float* output);
+  // `count` inputs of one item each (input_size() / batch() floats, one after
+  // another) to `count` outputs, in runs of batch() items; a last partial run
+  // is padded with zeros and only its items' outputs are written.
+  void run_items(const float* input, std::int64_t count, float* output);
+  // Items per run(): the input's first dimension.
+  std::int64_t batch() const;
   // From a decoded RGB image: the preset's resize (+ crop) and normalize,
   // then the network. On the CUDA backend, for presets with Pillow's resize
   // rules (all built-in ones), the u8 image is uploaded once and one kernel
@@ -145,8 +154,8 @@ class Model {
   std::unique_ptr<Impl> impl_;
 };
 
-// The preset `name` sized for the model's input, which must be one square
-// 3-channel image in the preset's layout (1x3xSxS or 1xSxSx3). Throws
+// The preset `name` sized for the model's input, which must be square 3-channel
+// images in the preset's layout (Nx3xSxS or NxSxSx3; the preset makes one). Throws
 // Error(Unsupported) for other inputs, Error(InvalidArgument) for a preset of
 // the other layout.
 Preset model_preset(const Model& model, const std::string& name);

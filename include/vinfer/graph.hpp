@@ -93,7 +93,8 @@ class Graph {
   int opset = 0;  // the ONNX (default domain) opset it was imported from; 0: built by vinfer
   std::vector<Value> values;
   std::vector<Node> nodes;   // topological order
-  std::vector<int> inputs;   // value ids of the runtime inputs
+  std::vector<int> inputs;   // value ids of the runtime inputs; -1 in an input's shape is a
+                             // symbolic dimension, fixed when the graph is compiled (set_batch)
   std::vector<int> outputs;  // value ids of the results
 
   int add_value(std::string name, DType dtype = DType::F32, Shape shape = {});
@@ -123,8 +124,15 @@ struct GraphLimits {
 // The operators vinfer implements (ONNX names and "vinfer." ones).
 bool is_supported_op(const std::string& op);
 
-// Fills Value::shape for every value from the inputs and constants; checks
-// each node's attributes and inputs. Throws Error(BadInput/Unsupported) naming the node.
+// Fixes the inputs' symbolic (-1) dimensions: the first one of each input
+// becomes `batch` (1 when batch is 0), any other 1. An input whose first
+// dimension is fixed keeps it; asking for another batch then throws
+// Error(Unsupported) (the network was exported for that batch only).
+void set_batch(Graph& g, std::int64_t batch, const GraphLimits& limits = {});
+
+// Fills Value::shape for every value from the inputs and constants (symbolic
+// input dimensions as set_batch(g, 0) fixes them); checks each node's
+// attributes and inputs. Throws Error(BadInput/Unsupported) naming the node.
 void infer_shapes(Graph& g);
 
 }  // namespace vinfer

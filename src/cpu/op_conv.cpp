@@ -24,31 +24,43 @@ namespace {
 
 // An op run by one of vinfer's own convolution kernels (Winograd3x3,
 // Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
-// layers before.
+// layers before. The kernels take one image; a batch runs them image by
+// image (blocked tensors hold the images one after another), at batch 1's
+// speed per image.
 template <class Kernel>
 class OwnConvOp : public CpuOp {
  public:
-  OwnConvOp(std::unique_ptr<Kernel> k, int threads) : kernel(std::move(k)), threads(threads) {
+  OwnConvOp(std::unique_ptr<Kernel> k, int threads, std::int64_t images)
+      : kernel(std::move(k)), threads(threads), images(images) {
     scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
                               memory::data_type::f32, Tag::a);
   }
   std::unique_ptr<Kernel> kernel;
   int threads;
+  std::int64_t images;
+  std::size_t src_image = 0, dst_image = 0;  // floats per image
   const float* src = nullptr;
-  const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any (Conv1x1Pre only)
+  const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any (Conv1x1Pre only), shaped as dst
   float* dst = nullptr;
   void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
     CpuOp::bind(eng, address, shared_scratch);
     src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    src_image = args.at(DNNL_ARG_SRC).get_desc().get_size() / sizeof(float) / static_cast<std::size_t>(images);
+    dst_image = args.at(DNNL_ARG_DST).get_desc().get_size() / sizeof(float) / static_cast<std::size_t>(images);
     if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
     scratch = shared_scratch;
   }
   void execute(dnnl::stream&) override {
-    const std::vector<ByteSpan>* pf = prefetch.empty() ? nullptr : &prefetch;
-    if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) kernel->run(src, dst, scratch, threads, pf, residual);
-    else kernel->run(src, dst, scratch, threads, pf);
+    for (std::int64_t i = 0; i < images; ++i) {
+      // The next layers' weights are fetched while the last image runs.
+      const std::vector<ByteSpan>* pf = prefetch.empty() || i + 1 < images ? nullptr : &prefetch;
+      const auto k = static_cast<std::size_t>(i);
+      if constexpr (std::is_same_v<Kernel, Conv1x1Pre>)
+        kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf, residual ? residual + k * dst_image : nullptr);
+      else kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf);
+    }
   }
   std::vector<ByteSpan> weights() const override;
   bool prefetches() const override { return true; }
@@ -107,10 +119,10 @@ const char* kind_name(Conv3x3 k) {
 }
 
 // vinfer's Winograd geometry for the node, if its kernels run the shape
-// (batch 1, maps of at least min_map pixels).
+// (maps of at least min_map pixels).
 bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys, int min_map,
                            WinogradGeometry& geo, float& lo, float& hi) {
-  if (xs[0] != 1 || ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !clamp_of(n, lo, hi)) return false;
+  if (ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !clamp_of(n, lo, hi)) return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -334,14 +346,15 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
     kernel = std::make_unique<Winograd3x3>(form_of(g, kind), w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
   const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles;
   const int tile = kernel->geometry().out_tile;
-  auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads());
+  const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
+  auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads(), images);
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
   op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
              (by_tiles ? "" : "_pos") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
-  op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0;
+  op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0 * static_cast<double>(images);
   ctx.add(std::move(op));
 }
 
@@ -362,7 +375,7 @@ const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   if (!s) return nullptr;
   const Shape& xs = g.value(conv.inputs[0]).shape;
   const TensorData* w = g.constant(conv.inputs[1]);
-  if (!w || xs.size() != 4 || xs[0] != 1 || w->shape.size() != 4) return nullptr;
+  if (!w || xs.size() != 4 || w->shape.size() != 4) return nullptr;
   if (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2])) return nullptr;
   float lo, hi;
   if (!detail::is_pointwise(detail::conv_params(conv, xs, w->shape), w->shape) || !clamp_of(conv, lo, hi)) return nullptr;
@@ -392,12 +405,12 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   float lo, hi;
   clamp_of(n, lo, hi);
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
-      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi), omp_get_max_threads());
+      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi), omp_get_max_threads(), xs[0]);
   op->acts[DNNL_ARG_SRC] = ctx.input(s.inputs[0], Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
   op->impl = channel_block() == 16 ? "vinfer:conv1x1_preact_avx512" : "vinfer:conv1x1_preact_avx2";
-  op->flops = 2.0 * geo.ic * geo.oc * geo.hw;
+  op->flops = 2.0 * geo.ic * geo.oc * geo.hw * static_cast<double>(xs[0]);
   ctx.add(std::move(op));
 }
 
@@ -417,19 +430,19 @@ void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& 
                        const TensorData* b, int sum_input, float lo, float hi) {
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
-      omp_get_max_threads());
+      omp_get_max_threads(), ctx.graph().value(n.inputs[0]).shape[0]);
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
   op->name = n.label();
   op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
-  op->flops = 2.0 * geo.depth() * geo.oc * geo.hw;
+  op->flops = 2.0 * geo.depth() * geo.oc * geo.hw * static_cast<double>(ctx.graph().value(n.inputs[0]).shape[0]);
   ctx.add(std::move(op));
 }
 
 // vinfer's 1x1 kernel without a pre-activation, with the node's residual
-// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2, batch 1,
+// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2,
 // blocked input, and by default only with AVX-512 on output maps of at most
 // 14x14 (ResNet50's layer3/4 and its downsampling shortcuts, DenseNet's last
 // transitions), where each layer's weights are used by few pixels, so that
@@ -444,7 +457,7 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
                           p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
                           p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
                           p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
-  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || xs[0] != 1 || !one_by_one ||
+  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || !one_by_one ||
       !epilogue_of(n, true, sum_input, lo, hi))
     return false;
   Conv1x1Geometry geo;
@@ -457,7 +470,7 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
   return true;
 }
 
-// A stride-2 3x3 (padding 1, batch 1, blocked input) as a GEMM over its 3x3
+// A stride-2 3x3 (padding 1, blocked input) as a GEMM over its 3x3
 // windows on the 1x1 kernel (im2col packing; vinfer:conv3x3_gemm): its
 // geometry, if the kernel may run it (plain_conv1x1_allowed, and output maps
 // of at most 14x14 unless anywhere). gemm_default: whether it is the
@@ -467,7 +480,7 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
 bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowParams& p, const TensorData& w, Form in_form,
                        Conv1x1Geometry& geo, bool& gemm_default) {
   bool anywhere;
-  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || xs[0] != 1 ||
+  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked ||
       p.pads_begin != std::vector<std::int64_t>{1, 1} || p.pads_end != std::vector<std::int64_t>{1, 1} ||
       p.strides != std::vector<std::int64_t>{2, 2})
     return false;
@@ -532,9 +545,17 @@ void build_conv(BuildContext& ctx, const Node& n) {
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
   attr.set_post_ops(make_post_ops(ctx, n, out_form, extra));
-  auto desc = [&](dnnl::algorithm alg) {
-    return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md, strides, dil, pl, pr)
-             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides, dil, pl, pr);
+  auto desc_of = [&](const memory::desc& x, const memory::desc& y, dnnl::algorithm alg) {
+    return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, bias_md, y, strides, dil, pl, pr)
+             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, y, strides, dil, pl, pr);
+  };
+  auto desc = [&](dnnl::algorithm alg) { return desc_of(src_md, dst_md, alg); };
+  // Kernels are timed on one image (vinfer's run a batch image by image), so
+  // a batch reuses batch 1's choices.
+  auto one_image = [&](const Shape& s, Form f) {
+    Shape one = s;
+    one[0] = 1;
+    return md_for(one, f);
   };
   // Winograd does fewer multiplications for a 3x3 convolution (stride 1:
   // oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
@@ -572,8 +593,13 @@ void build_conv(BuildContext& ctx, const Node& n) {
     Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
     std::unique_ptr<Winograd3x3> kernel;
     if (tune && extra.empty()) {  // (a residual sum's operand is not at hand to time with)
-      const auto direct = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
-      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, wino, direct, kernel);
+      const memory::desc x1 = one_image(xs, in_form), y1 = one_image(ys, out_form);
+      const auto direct =
+          dnnl::convolution_forward::primitive_desc(desc_of(x1, y1, dnnl::algorithm::convolution_direct), attr, ctx.engine());
+      dnnl::convolution_forward::primitive_desc wino1;
+      if (wino && xs[0] > 1)
+        wino1 = dnnl::convolution_forward::primitive_desc(desc_of(x1, y1, dnnl::algorithm::convolution_winograd), attr, ctx.engine());
+      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, xs[0] > 1 ? wino1 : wino, direct, kernel);
     }
     if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi);
     if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));

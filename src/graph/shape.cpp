@@ -461,8 +461,25 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
 
 }  // namespace detail
 
+void set_batch(Graph& g, std::int64_t batch, const GraphLimits& limits) {
+  if (batch < 0) throw Error(ErrorKind::InvalidArgument, "batch " + std::to_string(batch) + ": expected 1 or more");
+  for (const int id : g.inputs) {
+    Value& v = g.value(id);
+    for (std::size_t d = 0; d < v.shape.size(); ++d) {
+      std::int64_t& dim = v.shape[d];
+      if (dim == -1) dim = d == 0 && batch > 0 ? batch : 1;
+      else if (d == 0 && batch > 0 && dim != batch)
+        throw Error(ErrorKind::Unsupported, "input '" + v.name + "' has a fixed batch of " + std::to_string(dim) + ", not " +
+                                                std::to_string(batch) + " (export the network with a dynamic batch dimension)");
+    }
+    if (!detail::dims_fit(v.shape, limits.max_tensor_elements))
+      throw Error(ErrorKind::LimitExceeded, "input '" + v.name + "' " + shape_str(v.shape) + " exceeds the tensor element limit");
+  }
+}
+
 void infer_shapes(Graph& g) {
   GraphLimits limits;
+  set_batch(g, 0, limits);
   for (Node& n : g.nodes) detail::infer_node(g, n, limits);
 }
 

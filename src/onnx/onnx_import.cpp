@@ -501,9 +501,12 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     const auto& tt = vi.type().tensor_type();
     if (tt.elem_type() != onnx::TensorProto::FLOAT)
       throw Error(ErrorKind::Unsupported, name + ": input '" + vi.name() + "' is not float32");
-    Shape s;
-    for (const auto& d : tt.shape().dim()) s.push_back(d.has_dim_value() ? d.dim_value() : 1);  // symbolic (batch) dims run as 1
-    if (!dims_fit(s, limits.max_tensor_elements))
+    Shape s, fixed;  // symbolic dimensions as -1 (set_batch fixes them), and as 1 for the size check
+    for (const auto& d : tt.shape().dim()) {
+      s.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      fixed.push_back(d.has_dim_value() ? d.dim_value() : 1);
+    }
+    if (!dims_fit(fixed, limits.max_tensor_elements))
       throw Error(ErrorKind::LimitExceeded, name + ": input '" + vi.name() + "' " + shape_str(s) + " exceeds the tensor element limit");
     ids[vi.name()] = g.add_input(vi.name(), s);
   }

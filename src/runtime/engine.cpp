@@ -70,6 +70,7 @@ struct Model::Impl {
   std::unique_ptr<detail::Executor> exec;
   std::unique_ptr<Preprocessor> pre;  // run_image on the CPU
   std::vector<float> pre_tensor;
+  std::vector<float> pad_in, pad_out;  // run_items' last partial batch
 
   void compile() {
     if (options.backend == Backend::Reference) {
@@ -77,6 +78,8 @@ struct Model::Impl {
       info.nodes_executed = exec->kernels();
     } else if (options.backend == Backend::Cuda) {
 #ifdef VINFER_HAS_CUDA
+      if (const Shape& in = graph.value(graph.inputs.at(0)).shape; !in.empty() && in[0] > 1)
+        throw Error(ErrorKind::Unsupported, "the CUDA backend runs batch 1 (this input is " + shape_str(in) + ")");
       exec = cuda::compile(graph, options, info);
 #else
       throw Error(ErrorKind::Unsupported,
@@ -147,6 +150,7 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
     throw Error(ErrorKind::Unsupported, source + ": vinfer runs networks with one input and one output (this one has " +
                                             std::to_string(graph.inputs.size()) + " and " + std::to_string(graph.outputs.size()) + ")");
   try {
+    set_batch(graph, options.batch, options.limits);
     detail::optimize(graph, options.limits, options.optimize, &impl->info.passes);
   } catch (const Error& e) {
     throw Error(e.kind(), source + ": " + e.what());
@@ -196,6 +200,29 @@ const Graph& Model::graph() const { return impl_->graph; }
 
 void Model::run(const float* input, float* output) { impl_->exec->run(input, output); }
 
+std::int64_t Model::batch() const { return input_shape().empty() ? 1 : std::max<std::int64_t>(input_shape()[0], 1); }
+
+void Model::run_items(const float* input, std::int64_t count, float* output) {
+  if (count < 0) throw Error(ErrorKind::InvalidArgument, "run_items: count " + std::to_string(count));
+  const std::int64_t b = batch();
+  const std::size_t in_item = input_size() / static_cast<std::size_t>(b), out_item = output_size() / static_cast<std::size_t>(b);
+  Impl& m = *impl_;
+  for (std::int64_t done = 0; done < count; done += b) {
+    const std::int64_t k = std::min(b, count - done);
+    const float* x = input + static_cast<std::size_t>(done) * in_item;
+    float* y = output + static_cast<std::size_t>(done) * out_item;
+    if (k == b) {
+      run(x, y);
+      continue;
+    }
+    m.pad_in.assign(input_size(), 0.f);
+    m.pad_out.resize(output_size());
+    std::copy(x, x + static_cast<std::size_t>(k) * in_item, m.pad_in.begin());
+    run(m.pad_in.data(), m.pad_out.data());
+    std::copy(m.pad_out.begin(), m.pad_out.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(k) * out_item), y);
+  }
+}
+
 void Model::run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, float* output) {
   const std::int64_t S = preset.size;
   const Shape want = preset.layout == Layout::NCHW ? Shape{1, 3, S, S} : Shape{1, S, S, 3};
@@ -228,7 +255,7 @@ void Model::set_threads(int threads) {
 
 Preset model_preset(const Model& m, const std::string& name) {
   const Shape& in = m.input_shape();
-  if (in.size() != 4 || in[0] != 1) throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not one image");
+  if (in.size() != 4 || in[0] < 1) throw Error(ErrorKind::Unsupported, "model input " + shape_str(in) + " is not a batch of images");
   const bool nchw = in[1] == 3;
   const std::int64_t size = nchw ? in[2] : in[1];
   if ((nchw && in[3] != size) || (!nchw && (in[3] != 3 || in[2] != size)))

@@ -20,7 +20,7 @@ class KerasBuilder {
   NetBuilder& b() { return b_; }
 
   int input() {
-    const int x = b_.input("input_layer", {1, 224, 224, 3});
+    const int x = b_.input("input_layer", {-1, 224, 224, 3});
     return b_.op("Transpose", {x}, {{"perm", Ints{0, 3, 1, 2}}});
   }
   int pad(int x, std::int64_t p) {

@@ -50,7 +50,7 @@ const std::map<std::string, ResCfg>& resnets() {
 
 void densenet(NetBuilder& b, const DenseCfg& cfg) {
   const Init conv_init = Init::KaimingNormalFanIn;
-  int x = b.input("input", {1, 3, 224, 224});
+  int x = b.input("input", {-1, 3, 224, 224});
   x = b.conv(x, "features.conv0", 3, cfg.init, 7, 2, 3, false, conv_init);
   x = b.relu(b.batchnorm(x, "features.norm0", cfg.init));
   x = b.maxpool(x, 3, 2, 1);
@@ -83,7 +83,7 @@ void densenet(NetBuilder& b, const DenseCfg& cfg) {
 }
 
 void vgg(NetBuilder& b, const std::vector<int>& cfg, bool bn) {
-  int x = b.input("input", {1, 3, 224, 224});
+  int x = b.input("input", {-1, 3, 224, 224});
   std::int64_t c = 3;
   int idx = 0;
   for (int v : cfg) {
@@ -107,7 +107,7 @@ void vgg(NetBuilder& b, const std::vector<int>& cfg, bool bn) {
 
 void resnet(NetBuilder& b, const ResCfg& cfg) {
   const Init ci = Init::KaimingNormalFanOut;
-  int x = b.input("input", {1, 3, 224, 224});
+  int x = b.input("input", {-1, 3, 224, 224});
   x = b.relu(b.batchnorm(b.conv(x, "conv1", 3, 64, 7, 2, 3, false, ci), "bn1", 64));
   x = b.maxpool(x, 3, 2, 1);
   const std::int64_t expansion = cfg.bottleneck ? 4 : 1;

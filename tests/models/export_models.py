@@ -98,7 +98,9 @@ def export(name, out_dir, opset):
     with torch.no_grad():
         y = model(x)
     path = os.path.join(out_dir, name + ".onnx")
-    kwargs = dict(opset_version=opset, input_names=["input"], output_names=["logits"], do_constant_folding=True)
+    # A dynamic batch, as exported for serving: the tests run it at batch 1 and N.
+    kwargs = dict(opset_version=opset, input_names=["input"], output_names=["logits"], do_constant_folding=True,
+                  dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
     if os.environ.get("VINFER_EXPORTER") == "dynamo":
         # torch 2.x's default exporter (opset 18+, IR 10); its own opset unless VINFER_OPSET says.
         kwargs = dict(input_names=["input"], output_names=["logits"], dynamo=True)

@@ -110,6 +110,46 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   }
 }
 
+// Exported with a dynamic batch: a batch of three runs each image as batch 1
+// does (the batch's own kernels, none on oneDNN's reference one), and
+// run_items pads a last partial batch.
+TEST_P(ModelParity, BatchMatchesOneAtATime) {
+  const std::string base = model_dir() + "/" + GetParam();
+  std::vector<float> x;
+  vinfer::read_npy(base + ".input.npy", x);
+  vinfer::EngineOptions opt;
+  opt.threads = 2;
+  vinfer::Model one = vinfer::Model::load_onnx(base + ".onnx", opt);
+  opt.batch = 3;
+  vinfer::Model three = vinfer::Model::load_onnx(base + ".onnx", opt);
+  ASSERT_EQ(three.batch(), 3);
+  ASSERT_EQ(three.input_size(), 3 * one.input_size());
+  const std::size_t in = one.input_size(), out = one.output_size();
+  // Four different images: x, then variations of it.
+  std::vector<float> xs(4 * in);
+  for (std::size_t i = 0; i < in; ++i) {
+    xs[i] = x[i];
+    xs[in + i] = -0.5f * x[i];
+    xs[2 * in + i] = x[in - 1 - i];
+    xs[3 * in + i] = x[i] * x[i] - 0.5f;
+  }
+  std::vector<float> want(4 * out), y(out, NAN);
+  for (std::size_t k = 0; k < 4; ++k) {
+    one.run(xs.data() + k * in, y.data());
+    std::copy(y.begin(), y.end(), want.begin() + static_cast<std::ptrdiff_t>(k * out));
+  }
+  std::vector<float> got(4 * out, NAN);
+  three.run_items(xs.data(), 4, got.data());
+  for (std::size_t k = 0; k < 4; ++k) {
+    const Diff d = compare(std::vector<float>(got.begin() + static_cast<std::ptrdiff_t>(k * out), got.begin() + static_cast<std::ptrdiff_t>((k + 1) * out)),
+                           std::vector<float>(want.begin() + static_cast<std::ptrdiff_t>(k * out), want.begin() + static_cast<std::ptrdiff_t>((k + 1) * out)));
+    EXPECT_GT(d.scale, 0.0);
+    EXPECT_LE(d.max_abs, kRegressionBound * d.scale) << GetParam() << ": image " << k << " of the batch";
+  }
+  for (const vinfer::LayerProfile& l : three.profile(xs.data(), got.data()))
+    EXPECT_EQ(l.impl.rfind("ref", 0), std::string::npos) << GetParam() << " at batch 3: " << l.name << " runs " << l.impl;
+}
+
 std::vector<std::string> params() {
   std::vector<std::string> m = exported_models();
   return m.empty() ? std::vector<std::string>{"<none>"} : m;

@@ -164,6 +164,58 @@ TEST(Zoo, FreedConstantsGiveTheSameOutputs) {
   EXPECT_EQ(a, b);
 }
 
+// The built-in networks' batch is symbolic: at batch 2 each image gets what
+// it gets alone (vinfer's own kernels run a batch image by image; oneDNN's
+// take it whole), in NCHW and in Keras's NHWC.
+TEST(Zoo, BatchRunsEachImageAsAlone) {
+  for (const char* name : {"resnet18", "keras:densenet121"}) {
+    const Graph g = zoo_graph(name, "", nullptr, 5);
+    EngineOptions opt;
+    opt.threads = 2;
+    Model one = Model::from_graph(g, name, opt);
+    opt.batch = 2;
+    Model two = Model::from_graph(g, name, opt);
+    ASSERT_EQ(two.batch(), 2);
+    ASSERT_EQ(two.input_shape()[0], 2);
+    ASSERT_EQ(two.output_shape(), (Shape{2, 1000}));
+    const std::size_t in = one.input_size(), out = one.output_size();
+    std::vector<float> x(2 * in);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 101) / 101.f - 0.5f;
+    std::vector<float> y(2 * out, NAN), a(out, NAN);
+    two.run(x.data(), y.data());
+    for (std::size_t k = 0; k < 2; ++k) {
+      one.run(x.data() + k * in, a.data());
+      double scale = 0, diff = 0;
+      for (std::size_t j = 0; j < out; ++j)
+        scale = std::max(scale, std::fabs(static_cast<double>(a[j]))), diff = std::max(diff, std::fabs(static_cast<double>(a[j]) - y[k * out + j]));
+      EXPECT_GT(scale, 0.0) << name;
+      EXPECT_LE(diff, 2e-5 * scale) << name << ": image " << k;
+    }
+  }
+}
+
+// A fixed batch is the network's: another is refused, as is a negative one.
+TEST(Zoo, FixedBatchIsKept) {
+  Graph g;
+  const int x = g.add_input("x", {1, 4});
+  g.mark_output(g.add_node("Relu", {x})[0]);
+  EngineOptions opt;
+  opt.batch = 1;
+  EXPECT_EQ(Model::from_graph(g, "relu", opt).batch(), 1);
+  opt.batch = 2;
+  try {
+    Model::from_graph(g, "relu", opt);
+    ADD_FAILURE() << "batch 2 of a fixed batch 1";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("fixed batch of 1"), std::string::npos) << e.what();
+  }
+  g.value(x).shape[0] = -1;
+  EXPECT_EQ(Model::from_graph(g, "relu", opt).output_shape(), (Shape{2, 4}));
+  opt.batch = -1;
+  EXPECT_THROW(Model::from_graph(g, "relu", opt), Error);
+}
+
 // Keras's NHWC input reaches the first convolution as a plain tensor: a blocked one
 // (3 channels padded to a block) left oneDNN only its reference kernel, 100x slower.
 TEST(Zoo, NoConvolutionFallsBackToOneDnnsReferenceKernel) {
