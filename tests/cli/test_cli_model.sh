@@ -53,6 +53,76 @@ assert [("topk" in x, "error" in x) for x in r] == [(True, False), (False, True)
 assert r[1]["image"].endswith("truncated.jpg") and r[3]["image"].endswith("missing.jpg"), r
 PY
 
+# Many images: a folder with good and bad entries, in batches of 3 with two
+# loader threads, streamed to JSON lines: each good image classified as one
+# at a time does, each bad one reported once, exit 2.
+F="$T/folder"
+mkdir -p "$F/sub" "$F/dir.jpg"
+cp "$IMG" "$F/a.jpg"; cp "$D/images/chelsea.png" "$F/b.png"; cp "$D/images/retina.jpg" "$F/sub/c.JPG"
+cp "$D/bad/truncated.jpg" "$F/trunc.jpg"; : >"$F/empty.jpg"; echo notes >"$F/notes.txt"
+python3 - "$F/big.png" <<'PY'
+import struct, sys, zlib
+w = h = 9500  # 90.25 MP: over the default pixel limit, a small file (one grey colour)
+row = b"\0" + b"\x80" * w
+z = zlib.compressobj(9)
+data = b"".join(z.compress(row) for _ in range(h)) + z.flush()
+chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)) + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+PY
+"$V" classify "$M" "$F" --threads 2 --json --topk 3 >"$T/one.json" 2>/dev/null
+"$V" classify "$M" "$F" -r --batch 3 --workers 2 --threads 2 --topk 3 -o "$T/many.jsonl" 2>"$T/many.err"; rc=$?
+[ "$rc" -eq 2 ] && ok || bad "folder with bad files exits $rc (want 2)"
+[ "$(grep -c 'error:' "$T/many.err")" -eq 3 ] && ok || bad "folder: one error line per bad entry: $(cat "$T/many.err")"
+python3 - "$T/one.json" "$T/many.jsonl" "$F" <<'PY' && ok || bad "folder records"
+import json, sys
+one = {r["image"]: r for r in map(json.loads, open(sys.argv[1]))}
+many = [json.loads(l) for l in open(sys.argv[2])]
+f = sys.argv[3]
+names = [r["image"][len(f) + 1:] for r in many]
+assert names == ["a.jpg", "b.png", "big.png", "empty.jpg", "sub/c.JPG", "trunc.jpg"], names  # -r: dir.jpg/ descended
+bad = {r["image"][len(f) + 1:]: r["error"] for r in many if "error" in r}
+assert set(bad) == {"big.png", "empty.jpg", "trunc.jpg"}, bad
+assert "limit" in bad["big.png"], bad
+assert "directory" in one[f + "/dir.jpg"]["error"], one  # without -r, reported
+for r in many:
+    if "topk" in r and r["image"] in one:  # without -r, sub/ was not listed
+        assert [t["index"] for t in r["topk"]] == [t["index"] for t in one[r["image"]]["topk"]], r
+        assert all(abs(a["prob"] - b["prob"]) < 1e-5 for a, b in zip(r["topk"], one[r["image"]]["topk"])), r
+assert not any("sub/" in k for k in one), list(one)
+PY
+# The output is never overwritten; --resume needs one; a fixed list of files, as CSV.
+expect_fail "" "exists (--resume continues it" -- "$V" classify "$M" "$IMG" -o "$T/many.jsonl"
+expect_fail "" "--resume continues an --output" -- "$V" classify "$M" "$IMG" --resume
+printf '%s\n' "$F/a.jpg" "$F/b.png" "$F/trunc.jpg" >"$T/list.txt"
+"$V" classify "$M" --files-from "$T/list.txt" --batch 2 -o "$T/list.csv" 2>/dev/null; rc=$?
+python3 - "$T/list.csv" "$rc" <<'PY' && ok || bad "--files-from to CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert sys.argv[2] == "2" and [r["image"].rsplit("/", 1)[1] for r in rows] == ["a.jpg", "b.png", "trunc.jpg"], rows
+assert rows[0]["top1_label"] and float(rows[0]["top1_prob"]) > 0 and not rows[0]["error"] and "truncated" in rows[2]["error"], rows
+PY
+
+# A run killed part-way, then resumed on the same output: every image exactly
+# once, each record whole (also when the kill cut one short).
+R="$T/resume"; mkdir -p "$R"
+ABS_IMG="$(cd "$(dirname "$IMG")" && pwd)/$(basename "$IMG")"
+for i in $(seq -w 1 40); do ln -s "$ABS_IMG" "$R/img$i.jpg"; done
+"$V" classify "$M" "$R" --threads 1 -o "$T/r.jsonl" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 200); do [ -s "$T/r.jsonl" ] && [ "$(wc -l <"$T/r.jsonl")" -ge 3 ] && break; sleep 0.05; done
+kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+printf '{"image": "%s/img' "$R" >>"$T/r.jsonl"  # a record cut short
+"$V" classify "$M" "$R" --threads 2 --batch 4 -o "$T/r.jsonl" --resume 2>"$T/r.err" && ok || bad "--resume exit: $(cat "$T/r.err")"
+grep -q "already there" "$T/r.err" && ok || bad "--resume says what it skips: $(cat "$T/r.err")"
+python3 - "$T/r.jsonl" <<'PY' && ok || bad "resumed output: each image once"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+names = sorted(r["image"].rsplit("/", 1)[1] for r in recs)
+assert names == ["img%02d.jpg" % i for i in range(1, 41)], names
+assert all("topk" in r for r in recs)
+PY
+expect_fail "" "not an output of vinfer classify" -- "$V" classify "$M" "$IMG" -o "$T/list.txt" --resume
+
 # Forward-only benchmark and info.
 "$V" bench "$M" --forward-only --loops 3 --warmup 1 --json "$T/bench.json" >"$T/out" && grep -q "p50" "$T/out" && ok || bad "bench --forward-only"
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['latency_ms']['p50'] > 0 and len(j['per_iter_ms']) == 3" "$T/bench.json" && ok || bad "bench json"

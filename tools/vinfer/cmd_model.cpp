@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "model_args.hpp"
 #include "vinfer/bench.hpp"
 #include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
@@ -28,77 +29,6 @@ namespace vinfer::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct ModelArgs {
-  std::string model, weights;
-  int threads = 0;
-  bool no_winograd = false, no_tune = false, allow_tf32 = false;
-  std::string device = "cpu";
-  std::string tune_cache = default_tune_cache();
-  std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
-  std::int64_t max_pixels = DecodeOptions{}.max_pixels;
-  ZooInfo zoo;
-  void add_to(CLI::App& app) {
-    app.add_option("model", model, "ONNX file or built-in name (" + [] {
-      std::string s;
-      for (const auto& n : zoo_models()) s += (s.empty() ? "" : ", ") + n;
-      return s;
-    }() + ")")->required();
-    app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
-    app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
-    app.add_option("--device", device, "Where the network runs: cpu, cuda or cuda:N (see `vinfer devices`)");
-    app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
-    app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
-    app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
-    app.add_option("--tune-cache", tune_cache,
-                   "CPU: file that keeps the timed choices between runs (\"\" for none; default $VINFER_TUNE_CACHE, "
-                   "else $XDG_CACHE_HOME/vinfer/tune.txt or ~/.cache/vinfer/tune.txt)");
-    app.add_option("--max-nodes", max_nodes, "Refuse models with more nodes than this")->check(CLI::PositiveNumber);
-    app.add_option("--max-model-mb", max_model_mb, "Refuse models whose weights exceed this many MiB")->check(CLI::PositiveNumber);
-    app.add_option("--max-pixels", max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
-  }
-  bool host_preprocess = false;  // classify, bench: keep resize + normalize on the CPU with --device cuda
-  void limit(Preprocessor& pre) const { pre.decode_options().max_pixels = max_pixels; }
-  // With a CUDA device the preset's resize + normalize run there (Model::run_image).
-  bool device_preprocess() const { return device != "cpu" && !host_preprocess; }
-  void add_host_preprocess(CLI::App& app) {
-    app.add_flag("--host-preprocess", host_preprocess,
-                 "With --device cuda: resize and normalize on the CPU, then upload the tensor (default: upload the "
-                 "decoded image and resize + normalize on the GPU in one kernel)");
-  }
-  Model load() {
-    EngineOptions opt;
-    opt.threads = threads;
-    opt.winograd = !no_winograd;
-    opt.tune = !no_tune;
-    opt.tune_cache = tune_cache;
-    opt.allow_tf32 = allow_tf32;
-    opt.keep_constants = false;  // the commands never recompile: the packed copies are enough
-    if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
-      opt.backend = Backend::Cuda;
-      if (device.size() > 5) {
-        const char* first = device.data() + 5;
-        const char* last = device.data() + device.size();
-        const auto [end, ec] = std::from_chars(first, last, opt.device);
-        if (ec != std::errc() || end != last || opt.device < 0)
-          throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cuda:N");
-      }
-    } else if (device != "cpu") {
-      throw Error(ErrorKind::InvalidArgument, "--device " + device + ": expected cpu, cuda or cuda:N");
-    }
-    opt.limits.max_nodes = max_nodes;
-    opt.limits.max_total_bytes = max_model_mb << 20;
-    opt.max_file_bytes = std::max<std::int64_t>(opt.max_file_bytes, (max_model_mb << 20) + (64 << 20));
-    if (!weights.empty() && !is_zoo_model(model))
-      throw Error(ErrorKind::InvalidArgument, "--weights applies to built-in networks only (" + model +
-                                                  " is not one of them; an ONNX file carries its own)");
-    Model m = load_model(model, weights, opt, &zoo);
-    if (zoo.random_weights)
-      std::fprintf(stderr, "vinfer: note: %s has seeded random weights (no --weights): labels are meaningless, timings are real\n",
-                   model.c_str());
-    return m;
-  }
-};
 
 // A fixed input for forward-only timing (values like a normalized photo).
 std::vector<float> fixed_input(std::size_t n) {
@@ -121,56 +51,6 @@ std::vector<float> forward_input(const Model& model, const std::string& path) {
   return x;
 }
 
-
-struct ClassifyCmd {
-  ModelArgs m;
-  std::vector<std::string> images;
-  std::string preset_name, logits_path;
-  int topk = 5;
-  bool json = false;
-
-  int run() {
-    Model model = m.load();
-    if (preset_name.empty()) preset_name = m.zoo.preset;  // the model's own (torchvision for ONNX files)
-    Preprocessor pre(model_preset(model, preset_name));
-    m.limit(pre);
-    const int n_out = static_cast<int>(model.output_size());
-    const bool probs = model.outputs_probabilities();
-    std::vector<float> input(model.input_size()), logits(static_cast<std::size_t>(n_out)), all_logits;
-    ImageU8 image;
-    const bool on_device = m.device_preprocess();
-    int failed = 0;
-    for (const std::string& path : images) {
-      try {
-        if (on_device) pre.decode_file(path, image);
-        else pre.run_file(path, input.data());
-      } catch (const Error& e) {
-        // One bad file does not stop the batch: report it and go on.
-        ++failed;
-        std::fprintf(stderr, "vinfer: error: %s\n", e.what());
-        if (json) std::printf("%s\n", nlohmann::json{{"image", path}, {"error", e.what()}}.dump().c_str());
-        if (!logits_path.empty()) all_logits.insert(all_logits.end(), static_cast<std::size_t>(n_out), std::nanf(""));
-        continue;
-      }
-      if (on_device) model.run_image(image.view(), pre.preset(), logits.data());
-      else model.run(input.data(), logits.data());
-      if (!logits_path.empty()) all_logits.insert(all_logits.end(), logits.begin(), logits.end());
-      const std::vector<float> p = probs ? logits : softmax(logits.data(), n_out);
-      const std::vector<int> top = topk_indices(p.data(), n_out, topk);
-      if (json) {
-        nlohmann::json j{{"image", path}, {"model", m.model}, {"preset", preset_name}};
-        for (int i : top) j["topk"].push_back({{"index", i}, {"label", imagenet_label(i)}, {"prob", p[static_cast<std::size_t>(i)]}});
-        std::printf("%s\n", j.dump().c_str());
-      } else {
-        std::printf("%s\n", path.c_str());
-        for (int i : top) std::printf("  %6.2f%%  %4d  %s\n", 100.0 * p[static_cast<std::size_t>(i)], i, imagenet_label(i).c_str());
-      }
-    }
-    if (!logits_path.empty())
-      write_npy(logits_path, all_logits.data(), {images.size(), static_cast<std::size_t>(n_out)});
-    return failed ? kExitBadInput : kExitOk;
-  }
-};
 
 struct BenchCmd {
   ModelArgs m;
@@ -447,22 +327,6 @@ struct InfoCmd {
 };
 
 }  // namespace
-
-void add_classify(CLI::App& app, Handler& run) {
-  auto c = std::make_shared<ClassifyCmd>();
-  c->m.add_to(app);
-  c->m.add_host_preprocess(app);
-  app.add_option("images", c->images, "Image files (JPEG, PNG)")->required();
-  app.add_option("--preset", c->preset_name, "Preprocessing preset (default: the model's; torchvision for ONNX) (" + [] {
-    std::string s;
-    for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  }() + ")");
-  app.add_option("--topk", c->topk, "How many classes to print")->check(CLI::Range(1, 1000));
-  app.add_flag("--json", c->json, "One JSON object per image per line");
-  app.add_option("--save-logits", c->logits_path, "Write the logits (N x classes, float32) to a .npy file");
-  run = [c] { return c->run(); };
-}
 
 void add_bench(CLI::App& app, Handler& run) {
   auto c = std::make_shared<BenchCmd>();

@@ -1,0 +1,88 @@
+// classify_items: results in item order whatever the workers' timing, a bad
+// item's error in its place, the last partial batch padded, failures of the
+// sink or of a loader's non-vinfer exception stopping it cleanly.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "vinfer/error.hpp"
+#include "vinfer/pipeline.hpp"
+
+using namespace vinfer;
+
+namespace {
+
+// [N,3,8,8] -> the three channel means, [N,3]: each item's result is known.
+Model channel_means(int batch) {
+  Graph g;
+  const int x = g.add_input("x", {-1, 3, 8, 8});
+  const int p = g.add_node("GlobalAveragePool", {x})[0];
+  g.mark_output(g.add_node("Flatten", {p})[0]);
+  EngineOptions opt;
+  opt.threads = 1;
+  opt.batch = batch;
+  return Model::from_graph(std::move(g), "means", opt);
+}
+
+}  // namespace
+
+TEST(Pipeline, ResultsInOrderWithErrorsInPlace) {
+  for (int batch : {1, 4}) {
+    for (int workers : {1, 3}) {
+      Model m = channel_means(batch);
+      PipelineOptions po;
+      po.workers = workers;
+      po.topk = 1;
+      po.keep_logits = true;
+      std::vector<ItemResult> got;
+      const std::size_t failed = classify_items(
+          m, model_preset(m, "torchvision"), 11,
+          [](std::size_t i, Preprocessor&, float* x) {
+            // Later items finish first now and then.
+            if (i % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            if (i == 5 || i == 10) throw Error(ErrorKind::BadInput, "item " + std::to_string(i) + ": bad");
+            for (int c = 0; c < 3; ++c)
+              for (int k = 0; k < 64; ++k) x[c * 64 + k] = static_cast<float>(i) + (c == static_cast<int>(i % 3) ? 1.f : 0.f);
+          },
+          [&](ItemResult&& r) { got.push_back(std::move(r)); }, po);
+      EXPECT_EQ(failed, 2u);
+      ASSERT_EQ(got.size(), 11u);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].index, i);
+        if (i == 5 || i == 10) {
+          EXPECT_EQ(got[i].error, "item " + std::to_string(i) + ": bad");
+          EXPECT_TRUE(got[i].top.empty());
+          continue;
+        }
+        EXPECT_TRUE(got[i].error.empty()) << got[i].error;
+        ASSERT_EQ(got[i].top.size(), 1u);
+        EXPECT_EQ(got[i].top[0], static_cast<int>(i % 3)) << "batch " << batch << ", workers " << workers << ", item " << i;
+        ASSERT_EQ(got[i].logits.size(), 3u);
+        EXPECT_FLOAT_EQ(got[i].logits[static_cast<std::size_t>(i % 3)], static_cast<float>(i) + 1.f);
+      }
+    }
+  }
+}
+
+TEST(Pipeline, SinkAndLoaderFailuresStopIt) {
+  Model m = channel_means(2);
+  const Preset p = model_preset(m, "torchvision");
+  auto fill = [](std::size_t, Preprocessor&, float* x) { std::fill(x, x + 192, 0.5f); };
+  std::size_t seen = 0;
+  EXPECT_THROW(classify_items(m, p, 1000, fill,
+                              [&](ItemResult&&) {
+                                if (++seen == 3) throw std::runtime_error("disk full");
+                              }),
+               std::runtime_error);
+  EXPECT_EQ(seen, 3u);
+  EXPECT_THROW(classify_items(
+                   m, p, 1000, [](std::size_t i, Preprocessor&, float*) { if (i == 7) throw std::logic_error("bug"); },
+                   [](ItemResult&&) {}),
+               std::logic_error);
+  EXPECT_EQ(classify_items(m, p, 0, fill, [](ItemResult&&) { FAIL(); }), 0u);
+  PipelineOptions bad;
+  bad.workers = 0;
+  EXPECT_THROW(classify_items(m, p, 1, fill, [](ItemResult&&) {}, bad), Error);
+}
