@@ -26,6 +26,7 @@
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/labels.hpp"
+#include "vinfer/pipeline.hpp"
 #include "vinfer/postprocess.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/resize.hpp"
@@ -287,10 +288,12 @@ class Worker {
 class PyModel {
  public:
   PyModel(const std::string& model, const std::string& weights, int threads, const std::string& device,
-          const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache) {
+          const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache, int batch) {
     if (instances < 1 || instances > 64) invalid("instances must be 1..64");
+    if (batch < 1 || batch > 4096) invalid("batch must be 1..4096");
     EngineOptions opt;
     opt.threads = threads;
+    opt.batch = batch;
     opt.tune = tune;
     opt.tune_cache = tune_cache;
     opt.keep_constants = false;
@@ -339,86 +342,105 @@ class PyModel {
     return d;
   }
 
-  // x: float32, the model's input shape, or N of them stacked on the first axis.
+  // x: float32, N items of the model's input shape (any N >= 1: run in the
+  // model's batches, the last one padded).
   py::array run(const py::array& x) {
     if (!py::isinstance<py::array_t<float>>(x)) throw py::type_error("input must be float32, got " + dtype_name(x));
     const auto a = py::array_t<float, py::array::c_style>::ensure(x);
     const Shape& in = first().input_shape();
-    const std::size_t per = first().input_size();
-    std::vector<py::ssize_t> out_shape;
-    py::ssize_t n = 1;
-    const bool same = static_cast<std::size_t>(a.ndim()) == in.size() && std::equal(in.begin(), in.end(), a.shape());
-    const bool stacked = !same && in.size() >= 1 && in[0] == 1 && static_cast<std::size_t>(a.ndim()) == in.size() &&
-                         std::equal(in.begin() + 1, in.end(), a.shape() + 1) && a.shape(0) >= 1;
-    if (!same && !stacked) {
-      std::string got;
+    if (in.empty() || static_cast<std::size_t>(a.ndim()) != in.size() || a.shape(0) < 1 ||
+        !std::equal(in.begin() + 1, in.end(), a.shape() + 1)) {
+      std::string got, want = "N";
       for (py::ssize_t i = 0; i < a.ndim(); ++i) got += (i ? ", " : "") + std::to_string(a.shape(i));
-      invalid("input shape (" + got + ") is not the model's " + shape_str(in) + " (or N of them stacked)");
+      for (std::size_t i = 1; i < in.size(); ++i) want += ", " + std::to_string(in[i]);
+      invalid("input shape (" + got + ") is not the model's (" + want + ")");
     }
-    if (stacked) n = a.shape(0);
-    const Shape& out = first().output_shape();
-    out_shape.assign(out.begin(), out.end());
-    if (stacked && !out_shape.empty()) out_shape[0] = n;
+    const py::ssize_t n = a.shape(0);
+    std::vector<py::ssize_t> out_shape(first().output_shape().begin(), first().output_shape().end());
+    if (!out_shape.empty()) out_shape[0] = n;
     py::array_t<float> y(out_shape);
-    const std::size_t per_out = first().output_size();
     const float* src = a.data();
     float* dst = y.mutable_data();
     {
       py::gil_scoped_release nogil;
       Lease lease(*this);
-      lease.slot->worker.call([&] {
-        for (py::ssize_t k = 0; k < n; ++k) lease.slot->model->run(src + k * per, dst + k * per_out);
-      });
+      lease.slot->worker.call([&] { lease.slot->model->run_items(src, n, dst); });
     }
     return y;
   }
 
   // images: one source or a list; each a path, bytes or an HxWx3 uint8 array.
-  py::object classify(const py::object& images, int topk, bool raise_errors) {
+  // Loaded by `workers` threads while the model runs its batches.
+  py::object classify(const py::object& images, int topk, bool raise_errors, int workers) {
     if (topk < 1) invalid("topk must be at least 1");
+    if (workers < 1 || workers > 256) invalid("workers must be 1..256");
     const bool one = !py::isinstance<py::list>(images) && !py::isinstance<py::tuple>(images);
-    std::vector<py::object> items;
-    if (one) items.push_back(images);
+    std::vector<py::object> objects;
+    if (one) objects.push_back(images);
     else
-      for (const py::handle& h : images) items.push_back(py::reinterpret_borrow<py::object>(h));
-    py::list results;
-    const int n_out = static_cast<int>(first().output_size());
-    const bool probs = first().outputs_probabilities();
-    std::vector<float> input(first().input_size()), logits(static_cast<std::size_t>(n_out));
-    std::optional<Lease> lease;
+      for (const py::handle& h : images) objects.push_back(py::reinterpret_borrow<py::object>(h));
+    // Everything the loaders read, taken while holding the GIL: paths and
+    // bytes copied, arrays held (their memory is read without the GIL).
+    struct Item {
+      Source src;
+      std::optional<py::array_t<std::uint8_t, py::array::c_style>> array;
+      ImageView<std::uint8_t> view{};
+    };
+    std::vector<Item> items(objects.size());
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      if (py::isinstance<py::array>(objects[i])) {
+        const py::array arr = py::reinterpret_borrow<py::array>(objects[i]);
+        if (!py::isinstance<py::array_t<std::uint8_t>>(arr)) throw py::type_error("an image array must be uint8, got " + dtype_name(arr));
+        items[i].array = py::array_t<std::uint8_t, py::array::c_style>::ensure(arr);
+        items[i].view = view_of(*items[i].array);
+        if (items[i].view.channels != 3)
+          invalid("an image array for preprocessing must be HxWx3 RGB, got " + std::to_string(items[i].view.channels) + " channel(s)");
+      } else {
+        items[i].src = source_of(objects[i]);
+      }
+    }
+    std::vector<ItemResult> results(items.size());
     {
       py::gil_scoped_release nogil;  // never wait for a slot while holding the GIL
-      lease.emplace(*this);
+      Lease lease(*this);
+      PipelineOptions po;
+      po.workers = workers;
+      po.topk = topk;
+      lease.slot->worker.call([&] {
+        Model& m = *lease.slot->model;
+        classify_items(
+            m, model_preset(m, preset_name_), items.size(),
+            [&](std::size_t i, Preprocessor& pre, float* x) {
+              const Item& it = items[i];
+              if (it.array) pre.run(it.view, x);
+              else if (it.src.is_file()) pre.run_file(it.src.path, x);
+              else pre.run_memory(reinterpret_cast<const std::uint8_t*>(it.src.bytes.data()), it.src.bytes.size(), it.src.name, x);
+            },
+            [&](ItemResult&& r) { results[r.index] = std::move(r); }, po);
+      });
     }
-    Preprocessor& pre = lease->preprocessor(preset_name_);
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      py::dict r;
-      r["image"] = name_of(items[i], i);
-      try {
-        preprocess_into(pre, items[i], input.data());
-        {
-          py::gil_scoped_release nogil;
-          lease->slot->worker.call([&] { lease->slot->model->run(input.data(), logits.data()); });
+    py::list out;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const ItemResult& r = results[i];
+      if (!r.error.empty() && raise_errors) throw Error(ErrorKind::BadInput, r.error);
+      py::dict d;
+      d["image"] = name_of(objects[i], i);
+      if (!r.error.empty()) {
+        d["error"] = r.error;
+      } else {
+        py::list top;
+        for (std::size_t k = 0; k < r.top.size(); ++k) {
+          py::dict t;
+          t["index"] = r.top[k];
+          t["label"] = imagenet_label(r.top[k]);
+          t["prob"] = r.prob[k];
+          top.append(t);
         }
-      } catch (const Error& e) {
-        if (raise_errors) throw;
-        r["error"] = e.what();
-        results.append(r);
-        continue;
+        d["topk"] = top;
       }
-      const std::vector<float> p = probs ? logits : softmax(logits.data(), n_out);
-      py::list top;
-      for (int k : topk_indices(p.data(), n_out, std::min(topk, n_out))) {
-        py::dict t;
-        t["index"] = k;
-        t["label"] = imagenet_label(k);
-        t["prob"] = p[static_cast<std::size_t>(k)];
-        top.append(t);
-      }
-      r["topk"] = top;
-      results.append(r);
+      out.append(d);
     }
-    return one ? results[0] : py::object(results);
+    return one ? out[0] : py::object(out);
   }
 
   py::list profile(const std::optional<py::array>& x, int runs) {
@@ -561,14 +583,16 @@ PYBIND11_MODULE(_vinfer, m) {
 
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string&, const std::string&, int, const std::string&, const std::optional<std::string>&, int, bool,
-                    const std::string&>(),
+                    const std::string&, int>(),
            py::arg("model"), py::arg("weights") = "", py::arg("threads") = 0, py::arg("device") = "cpu",
-           py::arg("preset") = py::none(), py::arg("instances") = 1, py::arg("tune") = true, py::arg("tune_cache") = "")
+           py::arg("preset") = py::none(), py::arg("instances") = 1, py::arg("tune") = true, py::arg("tune_cache") = "",
+           py::arg("batch") = 1)
       .def_property_readonly("input_shape", &PyModel::input_shape)
       .def_property_readonly("output_shape", &PyModel::output_shape)
       .def_property_readonly("info", &PyModel::info)
       .def_property_readonly("preset", &PyModel::preset_name)
       .def("run", &PyModel::run, py::arg("x"))
-      .def("classify", &PyModel::classify, py::arg("images"), py::arg("topk") = 5, py::arg("raise_errors") = false)
+      .def("classify", &PyModel::classify, py::arg("images"), py::arg("topk") = 5, py::arg("raise_errors") = false,
+           py::arg("workers") = 1)
       .def("profile", &PyModel::profile, py::arg("x") = py::none(), py::arg("runs") = 1);
 }

@@ -138,3 +138,28 @@ def test_threads_sharing_a_model_get_their_own_answers():
     assert len(got) == 24
     for p, r in got:
         assert r == want[p]
+
+
+def test_batches_and_loader_threads(densenet):
+    """A model compiled for batches of 2 runs any number of inputs as one at a
+    time does; classify with two loader threads keeps the list's order."""
+    m = vinfer.Model("densenet121", threads=2, tune_cache="", batch=2)
+    assert m.input_shape == (2, 3, 224, 224) and m.output_shape == (2, 1000)
+    x = np.concatenate([vinfer.preprocess(p) for p in PHOTOS])
+    y = m.run(x)
+    assert y.shape == (3, 1000)
+    for k in range(3):
+        want = densenet.run(x[k:k + 1])[0]
+        assert np.abs(y[k] - want).max() <= 2e-5 * np.abs(want).max()
+    items = PHOTOS * 3 + [data("bad/truncated.jpg")]
+    got = m.classify(items, topk=3, workers=2)
+    assert [r["image"] for r in got] == items and "error" in got[-1]
+    for r, p in zip(got, items):
+        if "topk" in r:
+            want = densenet.classify(p, topk=3)["topk"]
+            assert [t["index"] for t in r["topk"]] == [t["index"] for t in want]
+            assert all(abs(a["prob"] - b["prob"]) < 1e-6 for a, b in zip(r["topk"], want))
+    with pytest.raises(ValueError, match="not the model's"):
+        m.run(np.zeros((2, 3, 224, 225), np.float32))
+    with pytest.raises(ValueError, match="workers"):
+        m.classify(PHOTOS, workers=0)

@@ -107,12 +107,17 @@ class Model:
     the load-time timing of 3x3 kernels and where its choices are kept
     (default as the command line: $VINFER_TUNE_CACHE, else
     ~/.cache/vinfer/tune.txt; "" for none).
+
+    batch: images per forward pass, for networks whose batch dimension is
+    dynamic (the built-in ones; ONNX files exported with one). run() and
+    classify() take any number of images either way; a larger batch lets
+    the engine's matrix products share their weights between images.
     """
 
     def __init__(self, model, weights=None, *, threads=0, device="cpu", preset=None, instances=1, tune=True,
-                 tune_cache=None):
+                 tune_cache=None, batch=1):
         self._m = _vinfer.Model(_os.fspath(model), _os.fspath(weights) if weights else "", threads, device, preset,
-                                instances, tune, _default_tune_cache() if tune_cache is None else tune_cache)
+                                instances, tune, _default_tune_cache() if tune_cache is None else tune_cache, batch)
 
     @property
     def input_shape(self):
@@ -135,22 +140,23 @@ class Model:
         return self._m.info
 
     def run(self, x):
-        """The network on a float32 tensor of input_shape, or on N of them
-        stacked on the first axis (run one after the other); returns the
-        output (N x classes for classifiers)."""
+        """The network on N inputs, a float32 array of shape (N, *input_shape[1:])
+        for any N >= 1 (run in batches of input_shape[0], the last one
+        padded); returns the outputs, N first (N x classes for classifiers)."""
         return self._m.run(x)
 
-    def classify(self, images, topk=5, *, raise_errors=False):
+    def classify(self, images, topk=5, *, raise_errors=False, workers=1):
         """Top-k classes of one image or a list of them (paths, bytes or HxWx3
         uint8 RGB arrays), preprocessed with the model's preset.
 
         Returns {"image", "topk": [{"index", "label", "prob"}, ...]} per image
-        (a list for a list). An image that cannot be read gives
+        (a list for a list, in its order). An image that cannot be read gives
         {"image", "error"} and the rest are classified, unless
-        raise_errors=True. Labels are ImageNet's; with random weights they
+        raise_errors=True. workers: threads that decode and preprocess while
+        the network runs. Labels are ImageNet's; with random weights they
         are meaningless.
         """
-        return self._m.classify(images, topk, raise_errors)
+        return self._m.classify(images, topk, raise_errors, workers)
 
     def profile(self, x=None, runs=1):
         """Per-layer timing of one forward pass (the fastest of `runs`): a list

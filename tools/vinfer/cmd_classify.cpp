@@ -316,7 +316,7 @@ struct ClassifyCmd {
     if (progress) draw(true);
     if (!output.empty() || progress) {
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
-      std::fprintf(stderr, "vinfer: %zu image(s) in %.1f s (%.1f images/s), %zu failed%s%s\n", n_done, s,
+      std::fprintf(stderr, "vinfer: %zu image(s) in %.2f s (%.1f images/s), %zu failed%s%s\n", n_done, s,
                    s > 0 ? static_cast<double>(n_done) / s : 0.0, failed, output.empty() ? "" : ", records in ", output.c_str());
     }
     if (!logits_path.empty()) write_npy(logits_path, all_logits.data(), {items.size(), static_cast<std::size_t>(n_out)});

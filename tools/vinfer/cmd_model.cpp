@@ -90,9 +90,12 @@ struct BenchCmd {
       }
     }
     const LatencySummary s = summarize(ms);
-    std::printf("%s: forward pass, batch 1, %s, %zu loops after %d warm-up\n", m.model.c_str(),
+    const std::int64_t batch = model.batch();
+    std::printf("%s: forward pass, batch %lld, %s, %zu loops after %d warm-up\n", m.model.c_str(), static_cast<long long>(batch),
                 m.device == "cpu" ? (std::to_string(model.threads()) + " threads").c_str() : m.device.c_str(), ms.size(), warmup);
     std::printf("  p50 %.3f ms   p90 %.3f ms   min %.3f ms   mean %.3f ms   (load %.0f ms)\n", s.p50, s.p90, s.min, s.mean, load_ms);
+    if (batch > 1)
+      std::printf("  per image: p50 %.3f ms, %.1f images/s\n", s.p50 / static_cast<double>(batch), 1000.0 * static_cast<double>(batch) / s.p50);
     nlohmann::json stage_json = nlohmann::json::object();
     for (const std::string& name : stage_order) {
       const LatencySummary st = summarize(stages[name]);
@@ -101,7 +104,7 @@ struct BenchCmd {
     }
     if (!json_path.empty()) {
       nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
-                       {"threads", model.threads()}, {"loops", ms.size()}, {"warmup", warmup},
+                       {"threads", model.threads()}, {"batch", batch}, {"loops", ms.size()}, {"warmup", warmup},
                        {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
                        {"device", m.device},  {"stages_ms", stage_json}, {"input", input_path.empty() ? "fixed N(0,1) noise" : input_path},
                        {"machine", machine_json(model)}, {"vinfer", version()}};
@@ -117,6 +120,10 @@ struct BenchCmd {
       if (!images.empty()) throw Error(ErrorKind::InvalidArgument, "--forward-only times a fixed input; drop the images");
       return run_forward_only();
     }
+    if (m.batch != 1)
+      throw Error(ErrorKind::InvalidArgument,
+                  "--batch applies to --forward-only here (the file -> top-k loop times one image at a time; "
+                  "`vinfer classify --batch` measures throughput)");
     if (images.empty()) images.push_back(VINFER_SAMPLE_IMAGE);
     Model model = m.load();
     if (preset_name.empty()) preset_name = m.zoo.preset;
