@@ -66,7 +66,7 @@ std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
 }
 
 void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch,
-                     const float* residual) const {
+                     const float* residual, int images, std::size_t src_image, std::size_t dst_image) const {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const int block_px = block_px_;
   const int blocks = (g_.hw + block_px - 1) / block_px;  // of up to kTiles register tiles
@@ -96,14 +96,19 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
     const long calls = nb > 0 ? static_cast<long>(nb) * ((count / nb + rows_ - 1) / rows_) *
                                     ((oc1 - oc0 + 2 * g_.block - 1) / (2 * g_.block))
                               : 0;
-    PrefetchCursor pf(prefetch, t, n, calls);
+    PrefetchCursor pf(prefetch, t, n, calls * images);
     // Each block reads the thread's weights again: from L2 after the first
     // where they fit in half of it, so only the first fetches its next panels.
     const bool refetch = sizeof(float) * static_cast<std::size_t>(g_.depth()) * (oc1 - oc0) > kOwnFetchBytes;
-    for (int b = 0; b < nb && oc0 < oc1; ++b) {
-      const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
-      pf.own_next = own_next_ && (b == 0 || refetch);
-      rows_fn_(g_, call, b0, b1 - b0, oc0, oc1, packed, &pf);
+    for (int i = 0; i < images; ++i) {
+      Conv1x1Call c = call;
+      c.src += i * src_image, c.dst += i * dst_image;
+      if (c.res) c.res += i * dst_image;
+      for (int b = 0; b < nb && oc0 < oc1; ++b) {
+        const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
+        pf.own_next = own_next_ && ((b == 0 && i == 0) || refetch);
+        rows_fn_(g_, c, b0, b1 - b0, oc0, oc1, packed, &pf);
+      }
     }
   }
 }

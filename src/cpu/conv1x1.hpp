@@ -93,9 +93,11 @@ class Conv1x1Pre {
   // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads,
   // which meanwhile prefetch `prefetch` (the next layers' weights) into L2.
   // residual: a tensor like dst added before the clamp (ResNet's shortcut), or null.
+  // images: a batch, src_image and dst_image floats apart (residual as dst);
+  // each thread keeps its share of the weights for all of them.
   std::size_t scratch_bytes(int threads) const;
   void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
-           const float* residual = nullptr) const;
+           const float* residual = nullptr, int images = 1, std::size_t src_image = 0, std::size_t dst_image = 0) const;
 
   // The packed weights (depth x oc floats).
   const void* packed_weights() const { return w_.get(); }

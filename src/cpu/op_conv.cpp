@@ -24,9 +24,9 @@ namespace {
 
 // An op run by one of vinfer's own convolution kernels (Winograd3x3,
 // Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
-// layers before. The kernels take one image; a batch runs them image by
-// image (blocked tensors hold the images one after another), at batch 1's
-// speed per image.
+// layers before. Blocked tensors hold a batch's images one after another:
+// Conv1x1Pre takes them all (each thread's weights read once for all),
+// Winograd3x3 runs image by image.
 template <class Kernel>
 class OwnConvOp : public CpuOp {
  public:
@@ -53,13 +53,16 @@ class OwnConvOp : public CpuOp {
     scratch = shared_scratch;
   }
   void execute(dnnl::stream&) override {
+    const std::vector<ByteSpan>* all = prefetch.empty() ? nullptr : &prefetch;
+    if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) {
+      kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image);
+      return;
+    }
     for (std::int64_t i = 0; i < images; ++i) {
       // The next layers' weights are fetched while the last image runs.
       const std::vector<ByteSpan>* pf = prefetch.empty() || i + 1 < images ? nullptr : &prefetch;
       const auto k = static_cast<std::size_t>(i);
-      if constexpr (std::is_same_v<Kernel, Conv1x1Pre>)
-        kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf, residual ? residual + k * dst_image : nullptr);
-      else kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf);
+      kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf);
     }
   }
   std::vector<ByteSpan> weights() const override;
