@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,11 @@ class Metrics {
     std::lock_guard<std::mutex> lock(m_);
     stages_[{model, stage}].observe(ms);
   }
+  void batch(const std::string& model, std::size_t images) {
+    std::lock_guard<std::mutex> lock(m_);
+    auto& b = batches_[model];
+    ++b.first, b.second += images;
+  }
   std::string render() const {
     std::lock_guard<std::mutex> lock(m_);
     std::string out =
@@ -84,6 +90,13 @@ class Metrics {
     out += "# HELP vinfer_stage_ms Time per request and stage: queue (waiting for an instance), preprocess (decode + "
            "preprocess), inference, request (all of it).\n# TYPE vinfer_stage_ms histogram\n";
     for (const auto& [key, h] : stages_) h.render(out, "vinfer_stage_ms", "model=\"" + key.first + "\",stage=\"" + key.second + "\"");
+    if (!batches_.empty()) {
+      out += "# HELP vinfer_batches_total Forward passes of the dynamic batcher.\n# TYPE vinfer_batches_total counter\n";
+      for (const auto& [model, b] : batches_) out += "vinfer_batches_total{model=\"" + model + "\"} " + std::to_string(b.first) + "\n";
+      out += "# HELP vinfer_batched_images_total Images in those passes.\n# TYPE vinfer_batched_images_total counter\n";
+      for (const auto& [model, b] : batches_)
+        out += "vinfer_batched_images_total{model=\"" + model + "\"} " + std::to_string(b.second) + "\n";
+    }
     return out;
   }
 
@@ -91,13 +104,25 @@ class Metrics {
   mutable std::mutex m_;
   std::map<std::pair<std::string, int>, std::uint64_t> requests_;
   std::map<std::pair<std::string, std::string>, Histogram> stages_;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> batches_;  // passes, images
 };
 
-// One model: its instances, each used by one request at a time.
+// A request's images in the dynamic batcher's queue.
+struct Job {
+  const float* x = nullptr;  // n inputs
+  float* y = nullptr;        // n outputs
+  std::int64_t n = 0, taken = 0, done = 0;
+  std::exception_ptr error;
+  Clock::time_point queued;
+  double queue_ms = -1;  // until its first image ran
+};
+
+// One model: its instances, each used by one request at a time, or by a
+// batcher thread that takes images from every queued request.
 struct Served {
   ModelSpec spec;
   Preset preset;
-  Shape input_shape;
+  Shape input_shape;  // one image's
   int classes = 0;
   bool probabilities = false;
   std::vector<std::unique_ptr<Model>> models;
@@ -105,6 +130,11 @@ struct Served {
   int waiting = 0;
   std::mutex m;
   std::condition_variable cv;
+  // Dynamic batching.
+  std::deque<Job*> queue;
+  std::condition_variable queued, finished;
+  std::vector<std::thread> batchers;
+  bool stopping = false;
 };
 
 // Holds an instance for the scope; the next waiting request gets it after.
@@ -173,6 +203,7 @@ class Server {
       s->spec = spec;
       EngineOptions eo = o.engine;
       if (eo.threads <= 0) eo.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, o.instances));
+      eo.batch = std::max(1, o.max_batch);
       for (int i = 0; i < std::max(1, o.instances); ++i) {
         ZooInfo zoo;
         s->models.push_back(std::make_unique<Model>(load_model(spec.model, spec.weights, eo, &zoo)));
@@ -180,12 +211,25 @@ class Server {
       }
       const Model& m = *s->models[0];
       s->input_shape = m.input_shape();
-      s->classes = static_cast<int>(m.output_size());
+      s->input_shape[0] = 1;
+      s->classes = static_cast<int>(m.output_size() / static_cast<std::size_t>(m.batch()));
       s->probabilities = m.outputs_probabilities();
       for (auto& p : s->models) s->idle.push_back(p.get());
+      if (o.batch_delay_ms > 0 && o.max_batch > 1)
+        for (auto& p : s->models) s->batchers.emplace_back([this, sp = s.get(), mp = p.get()] { batch_loop(*sp, *mp); });
       served_[spec.name] = std::move(s);
     }
     routes();
+  }
+  ~Server() {
+    for (auto& [name, s] : served_) {
+      {
+        std::lock_guard<std::mutex> lock(s->m);
+        s->stopping = true;
+      }
+      s->queued.notify_all();
+      for (std::thread& t : s->batchers) t.join();
+    }
   }
 
   int run() {
@@ -357,13 +401,14 @@ class Server {
     metrics_.stage(s.spec.name, "preprocess", ms_since(t_pre));
     const std::size_t c = static_cast<std::size_t>(s.classes);
     std::vector<float> logits(c * static_cast<std::size_t>(n));
-    {
+    if (!s.batchers.empty()) {
+      batched(s, x.data(), n, logits.data());
+    } else {
       const auto t_queue = Clock::now();
       Lease lease(s, o_);
       metrics_.stage(s.spec.name, "queue", ms_since(t_queue));
       const auto t_run = Clock::now();
-      for (std::int64_t i = 0; i < n; ++i)
-        lease.model().run(x.data() + per * static_cast<std::size_t>(i), logits.data() + c * static_cast<std::size_t>(i));
+      lease.model().run_items(x.data(), n, logits.data());
       metrics_.stage(s.spec.name, "inference", ms_since(t_run));
     }
     const int k = std::min(r.top_k, s.classes);
@@ -393,6 +438,83 @@ class Server {
   }
 
   [[noreturn]] static void fail(int status, const std::string& why) { throw RequestError(status, why); }
+
+  // Queues a request's images for the batchers and waits until all ran.
+  void batched(Served& s, const float* x, std::int64_t n, float* y) {
+    Job job;
+    job.x = x, job.y = y, job.n = n, job.queued = Clock::now();
+    std::unique_lock<std::mutex> lock(s.m);
+    if (static_cast<int>(s.queue.size()) >= o_.max_queue)
+      throw RequestError(503, "busy: " + std::to_string(s.queue.size()) + " requests are waiting for " + s.spec.name);
+    s.queue.push_back(&job);
+    s.queued.notify_one();
+    s.finished.wait(lock, [&] { return job.done == job.n || (job.error && job.done + (job.n - job.taken) == job.n); });
+    if (job.taken < job.n) s.queue.erase(std::find(s.queue.begin(), s.queue.end(), &job));  // (after an error)
+    lock.unlock();
+    metrics_.stage(s.spec.name, "queue", job.queue_ms);
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+  // One instance's batcher: waits for queued images, up to batch_delay_ms
+  // from the oldest for a full batch, runs what it took, hands the outputs back.
+  void batch_loop(Served& s, Model& model) {
+    const auto per = static_cast<std::size_t>(numel(s.input_shape)), c = static_cast<std::size_t>(s.classes);
+    const auto max_batch = static_cast<std::size_t>(model.batch());
+    std::vector<float> in(model.input_size()), out(model.output_size());
+    struct Part {
+      Job* job;
+      std::int64_t first, count;
+    };
+    std::vector<Part> parts;
+    for (;;) {
+      std::unique_lock<std::mutex> lock(s.m);
+      s.queued.wait(lock, [&] { return s.stopping || !s.queue.empty(); });
+      if (s.stopping && s.queue.empty()) return;
+      const auto deadline = s.queue.front()->queued + std::chrono::milliseconds(o_.batch_delay_ms);
+      auto pending = [&] {
+        std::size_t k = 0;
+        for (const Job* j : s.queue) k += static_cast<std::size_t>(j->n - j->taken);
+        return k;
+      };
+      s.queued.wait_until(lock, deadline, [&] { return s.stopping || pending() >= max_batch; });
+      parts.clear();
+      std::size_t rows = 0;
+      while (rows < max_batch && !s.queue.empty()) {
+        Job* j = s.queue.front();
+        const std::int64_t k = std::min<std::int64_t>(j->n - j->taken, static_cast<std::int64_t>(max_batch - rows));
+        parts.push_back({j, j->taken, k});
+        if (j->queue_ms < 0) j->queue_ms = ms_since(j->queued);
+        j->taken += k, rows += static_cast<std::size_t>(k);
+        if (j->taken == j->n) s.queue.pop_front();
+      }
+      if (!s.queue.empty()) s.queued.notify_one();  // more for another batcher
+      lock.unlock();
+      if (rows == 0) continue;
+      std::size_t row = 0;
+      for (const Part& p : parts)
+        for (std::int64_t i = 0; i < p.count; ++i, ++row)
+          std::copy_n(p.job->x + static_cast<std::size_t>(p.first + i) * per, per, in.data() + row * per);
+      const auto t_run = Clock::now();
+      std::exception_ptr error;
+      try {
+        model.run_items(in.data(), static_cast<std::int64_t>(rows), out.data());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      metrics_.stage(s.spec.name, "inference", ms_since(t_run));
+      metrics_.batch(s.spec.name, rows);
+      lock.lock();
+      row = 0;
+      for (const Part& p : parts) {
+        if (error) p.job->error = error;
+        else std::copy_n(out.data() + row * c, static_cast<std::size_t>(p.count) * c, p.job->y + static_cast<std::size_t>(p.first) * c);
+        row += static_cast<std::size_t>(p.count);
+        p.job->done += p.count;
+      }
+      lock.unlock();
+      s.finished.notify_all();
+    }
+  }
 
   ServeOptions o_;
   std::map<std::string, std::unique_ptr<Served>> served_;

@@ -7,8 +7,10 @@
 //   POST /v2/models/{m}[/versions/{v}]/infer
 //
 // Each model has `instances` copies of its network, each running one
-// request at a time; a request waits for a free one at most
-// `request_timeout_ms`, and at most `max_queue` requests wait (503 beyond).
+// request at a time (its images in batches of `max_batch`); a request waits
+// for a free one at most `request_timeout_ms`, and at most `max_queue`
+// requests wait (503 beyond). With `batch_delay_ms`, the copies instead take
+// batches of images from all waiting requests (dynamic batching).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +34,9 @@ struct ServeOptions {
   int port = 8000;  // 0: any free port (reported through on_listening)
   int instances = 1;
   EngineOptions engine;                         // per instance (threads: 0 = cores / instances)
+  int max_batch = 1;                            // images per forward pass (networks with a dynamic batch)
+  int batch_delay_ms = 0;                       // > 0 with max_batch > 1: images of concurrent requests are
+                                                // grouped, a batch waiting at most this long to fill
   std::int64_t max_pixels = 0;                  // per decoded image; 0: the decoder's default
   std::size_t max_body_bytes = std::size_t{64} << 20;  // larger bodies get 413
   int max_queue = 64;                           // requests waiting for an instance

@@ -211,3 +211,43 @@ def test_bad_arguments_are_clear():
     assert r.returncode == 2 and "NAME=MODEL" in r.stderr
     r = subprocess.run([CLI, "serve", "--model", "a=/nonexistent.onnx", "--port", "0"], capture_output=True, text=True)
     assert r.returncode == 2 and "/nonexistent.onnx" in r.stderr
+    r = subprocess.run([CLI, "serve", "--model", "a=densenet121", "--batch-delay-ms", "5"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--max-batch" in r.stderr
+
+
+def test_dynamic_batching_groups_concurrent_requests():
+    """--max-batch 4 --batch-delay-ms: eight concurrent one-image requests and
+    one of six images run in batches of up to four (fewer passes than
+    images), each answer the same as `vinfer classify`'s."""
+    p, port = start("--max-batch", "4", "--batch-delay-ms", "200", "--instances", "1", "--threads", "2")
+    try:
+        want = {path: classify(path) for path in IMAGES}
+        c = httpclient.InferenceServerClient(url=f"127.0.0.1:{port}", concurrency=1)
+
+        def ask(paths):
+            inp = httpclient.InferInput("image", [len(paths)], "BYTES")
+            inp.set_data_from_numpy(np.array([open(q, "rb").read() for q in paths], dtype=np.object_), binary_data=True)
+            r = httpclient.InferenceServerClient(url=f"127.0.0.1:{port}").infer(
+                "dn", [inp], outputs=[httpclient.InferRequestedOutput("topk_indices"), httpclient.InferRequestedOutput("topk_probabilities")])
+            return paths, r.as_numpy("topk_indices"), r.as_numpy("topk_probabilities")
+
+        jobs = [[IMAGES[i % 3]] for i in range(8)] + [[IMAGES[i % 3] for i in range(6)]]
+        results = []
+        threads = [threading.Thread(target=lambda j=j: results.append(ask(j))) for j in jobs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert len(results) == len(jobs)
+        for paths, idx, prob in results:
+            for k, path in enumerate(paths):
+                assert list(idx[k]) == [t["index"] for t in want[path]], path
+                np.testing.assert_allclose(prob[k], [t["prob"] for t in want[path]], rtol=1e-5)
+        metrics = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30).read().decode()
+        passes = int(re.search(r'vinfer_batches_total\{model="dn"\} (\d+)', metrics).group(1))
+        images = int(re.search(r'vinfer_batched_images_total\{model="dn"\} (\d+)', metrics).group(1))
+        assert images == 14 and passes < images, (passes, images)
+        assert c.is_server_live()
+    finally:
+        rc, out, err = stop(p)
+    assert rc == 0, err

@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
   app.add_option("--port", o.port, "Port (0: any free one, printed)")->check(CLI::Range(0, 65535));
   app.add_option("--instances", o.instances, "Copies of each network, each running one request at a time")->check(CLI::Range(1, 256));
   app.add_option("--threads", threads, "Threads per instance (default: cores / instances)")->check(CLI::Range(0, 1024));
+  app.add_option("--max-batch", o.max_batch, "Images per forward pass (networks with a dynamic batch; default 1)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--batch-delay-ms", o.batch_delay_ms,
+                 "With --max-batch: group the images of concurrent requests, waiting at most this long for a full batch")
+      ->check(CLI::Range(0, 60000));
   app.add_option("--max-queue", o.max_queue, "Requests that may wait for an instance (503 beyond)")->check(CLI::Range(0, 1 << 20));
   app.add_option("--timeout-ms", o.request_timeout_ms, "How long a request may wait for an instance (503 after)")
       ->check(CLI::Range(1, 3600 * 1000));
@@ -51,9 +56,12 @@ int main(int argc, char** argv) {
     o.engine.tune_cache = tune_cache;
     o.engine.keep_constants = false;
     o.max_body_bytes = static_cast<std::size_t>(max_body_mb * (1 << 20));
+    if (o.batch_delay_ms > 0 && o.max_batch < 2)
+      throw Error(ErrorKind::InvalidArgument, "--batch-delay-ms groups requests into batches: give --max-batch 2 or more");
     o.on_listening = [&](int port) {
-      std::printf("vinfer serve: listening on http://%s:%d (%zu model(s), %d instance(s) each)\n", o.host.c_str(), port,
-                  models.size(), o.instances);
+      std::printf("vinfer serve: listening on http://%s:%d (%zu model(s), %d instance(s) each, batches of %d%s)\n",
+                  o.host.c_str(), port, models.size(), o.instances, o.max_batch,
+                  o.batch_delay_ms > 0 ? (", grouped within " + std::to_string(o.batch_delay_ms) + " ms").c_str() : "");
       std::fflush(stdout);
     };
     const int rc = serve::serve(models, o);
