@@ -5,6 +5,9 @@ vinfer against PyTorch, ONNX Runtime and OpenVINO (float32), the same network
 
     .venv-peers/bin/python bench/peers/bench_throughput.py [--models densenet121,resnet50] [--images 500]
 
+Also, per network, the forward pass alone at --forward-batch (32) against
+ONNX Runtime at the same batch, alternating, time per image.
+
 The folder: --images JPEGs made from the photos in ../shared/data/images
 (else tests/data/images), each resized to 0.2-2 megapixels and re-encoded
 (quality 90), seeded (out/throughput/images). Every engine reads each file,
@@ -20,8 +23,9 @@ line written, the network loaded (and for the peers run once) before:
     batches;
   - OpenVINO: PERFORMANCE_HINT=THROUGHPUT, an AsyncInferQueue of its optimal
     number of requests, PIL preprocessing in a thread pool of 2.
-Each engine runs in its own process, each configuration --rounds times (the
-best counts: the figure a quiet machine gives). Writes
+Each engine runs in its own process; every configuration runs once per
+round, --rounds rounds one after the other (so that a machine whose speed
+drifts affects all alike), and the best round counts. Writes
 out/bench_throughput.{json,md}.
 """
 import argparse
@@ -163,6 +167,41 @@ def run_peer(engine, model, folder, batch, threads, out):
     print(json.dumps({"images": len(paths), "seconds": s}))
 
 
+def ort_forward(model, batch, threads, loops):
+    """ONNX Runtime's forward pass at `batch`, in this process: prints p50 ms per image."""
+    import numpy as np
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    x = {sess.get_inputs()[0].name: np.random.default_rng(0).standard_normal((batch, 3, 224, 224), np.float32)}
+    sess.run(None, x)
+    ts = []
+    for _ in range(loops):
+        t = time.perf_counter()
+        sess.run(None, x)
+        ts.append((time.perf_counter() - t) * 1000 / batch)
+    print(json.dumps({"ms_per_image": sorted(ts)[len(ts) // 2]}))
+
+
+def forward_rows(name, model, batch, threads, rounds, loops=5):
+    """vinfer and ONNX Runtime, forward pass only at `batch`, alternating, best p50 per image."""
+    mine, theirs = [], []
+    for _ in range(rounds):
+        p = subprocess.run([VINFER, "bench", model, "--forward-only", "--batch", str(batch), "--loops", str(loops), "--warmup", "1",
+                            "--threads", str(threads)], capture_output=True, text=True)
+        m = re.search(r"per image: p50 ([\d.]+) ms", p.stdout)
+        if p.returncode != 0 or not m:
+            raise SystemExit(f"vinfer bench failed: {p.stderr[-400:]}")
+        mine.append(float(m.group(1)))
+        p = subprocess.run([sys.executable, __file__, "--threads", str(threads), "--forward", model, str(batch), str(loops)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"onnxruntime failed: {p.stderr[-400:]}")
+        theirs.append(json.loads(p.stdout.strip().splitlines()[-1])["ms_per_image"])
+    return {"model": name, "batch": batch, "vinfer_ms": min(mine), "onnxruntime_ms": min(theirs)}
+
+
 def run_vinfer(model, folder, batch, workers, threads, out):
     if os.path.exists(out):
         os.remove(out)
@@ -187,11 +226,15 @@ def main():
     ap.add_argument("--threads", type=int, default=CORES)
     ap.add_argument("--vinfer", default="1x1,8x1,8x2,16x1", help="vinfer's BATCHxWORKERS configurations")
     ap.add_argument("--peer-batches", default="1,8")
+    ap.add_argument("--forward-batch", type=int, default=32, help="forward pass only at this batch, against ONNX Runtime (0: not)")
     ap.add_argument("--run", nargs=5, metavar=("ENGINE", "MODEL", "FOLDER", "BATCH", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--forward", nargs=3, metavar=("MODEL", "BATCH", "LOOPS"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.run:
         engine, model, folder, batch, out = a.run
         return run_peer(engine, model, folder, int(batch), a.threads, out)
+    if a.forward:
+        return ort_forward(a.forward[0], int(a.forward[1]), a.threads, int(a.forward[2]))
     folder = os.path.join(OUT, "images")
     make_images(a.images, folder)
     names = a.models.split(",")
@@ -202,29 +245,38 @@ def main():
     rows = []
     for name in names:
         model = os.path.join(a.model_dir, name + ".onnx")
-        ref = None
-        for cfg in a.vinfer.split(","):
-            b, w = map(int, cfg.split("x"))
-            out = os.path.join(OUT, f"{name}.vinfer.{b}x{w}.jsonl")
-            best = min(run_vinfer(model, folder, b, w, a.threads, out)[1] for _ in range(a.rounds))
-            ref = ref or top1(out)
-            rows.append({"model": name, "engine": "vinfer", "config": f"batch {b}, {w} loader(s)", "ips": a.images / best})
-            print(json.dumps(rows[-1]), flush=True)
+        # Every configuration once per round, rounds one after the other: a
+        # machine that slows down or speeds up meanwhile affects all alike.
+        configs = [("vinfer", tuple(map(int, c.split("x")))) for c in a.vinfer.split(",")]
         for engine in ("pytorch", "onnxruntime", "openvino"):
-            for b in ([1] if engine == "openvino" else map(int, a.peer_batches.split(","))):
-                out = os.path.join(OUT, f"{name}.{engine}.{b}.jsonl")
-                secs = []
-                for _ in range(a.rounds):
-                    p = subprocess.run([sys.executable, __file__, "--threads", str(a.threads), "--run", engine, model, folder,
-                                        str(b), out], capture_output=True, text=True)
-                    if p.returncode != 0:
-                        raise SystemExit(f"{engine} failed: {p.stderr[-600:]}")
-                    secs.append(json.loads(p.stdout.strip().splitlines()[-1])["seconds"])
-                got = top1(out)
-                agree = sum(got.get(k) == v for k, v in ref.items()) / len(ref)
-                cfg = "THROUGHPUT hint, AsyncInferQueue" if engine == "openvino" else f"batch {b}"
-                rows.append({"model": name, "engine": engine, "config": cfg, "ips": a.images / min(secs), "top1_agree": agree})
-                print(json.dumps(rows[-1]), flush=True)
+            configs += [(engine, (b,)) for b in ([1] if engine == "openvino" else map(int, a.peer_batches.split(",")))]
+        secs = {c: [] for c in configs}
+        outs = {}
+        for _ in range(a.rounds):
+            for engine, cfg in configs:
+                out = outs[(engine, cfg)] = os.path.join(OUT, f"{name}.{engine}.{'x'.join(map(str, cfg))}.jsonl")
+                if engine == "vinfer":
+                    secs[(engine, cfg)].append(run_vinfer(model, folder, cfg[0], cfg[1], a.threads, out)[1])
+                    continue
+                p = subprocess.run([sys.executable, __file__, "--threads", str(a.threads), "--run", engine, model, folder,
+                                    str(cfg[0]), out], capture_output=True, text=True)
+                if p.returncode != 0:
+                    raise SystemExit(f"{engine} failed: {p.stderr[-600:]}")
+                secs[(engine, cfg)].append(json.loads(p.stdout.strip().splitlines()[-1])["seconds"])
+        ref = top1(outs[configs[0]])
+        for engine, cfg in configs:
+            row = {"model": name, "engine": engine, "ips": a.images / min(secs[(engine, cfg)]),
+                   "ips_all": [a.images / t for t in secs[(engine, cfg)]]}
+            if engine == "vinfer":
+                row["config"] = f"batch {cfg[0]}, {cfg[1]} loader(s)"
+            else:
+                got = top1(outs[(engine, cfg)])
+                row["top1_agree"] = sum(got.get(k) == v for k, v in ref.items()) / len(ref)
+                row["config"] = "THROUGHPUT hint, AsyncInferQueue" if engine == "openvino" else f"batch {cfg[0]}"
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    forward = [forward_rows(n, os.path.join(a.model_dir, n + ".onnx"), a.forward_batch, a.threads, a.rounds)
+               for n in names] if a.forward_batch > 0 else []
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     import onnxruntime
     import openvino
@@ -240,8 +292,14 @@ def main():
         for r in mine:
             agree = f"{100 * r['top1_agree']:.0f} %" if "top1_agree" in r else ""
             lines.append(f"| {name} | {r['engine']} | {r['config']} | {r['ips']:.1f} | {best / r['ips']:.2f} | {agree} |")
+    if forward:
+        lines += ["", f"Forward pass only, batch {a.forward_batch}, ms per image (p50 of 5 passes, best of {a.rounds} "
+                      f"alternating rounds, the same ONNX file):", "",
+                  "| network | vinfer | ONNX Runtime | vinfer / ONNX Runtime |", "|---|---:|---:|---:|"]
+        for r in forward:
+            lines.append(f"| {r['model']} | {r['vinfer_ms']:.1f} | {r['onnxruntime_ms']:.1f} | {r['vinfer_ms'] / r['onnxruntime_ms']:.2f} |")
     with open(os.path.join(ROOT, "out", "bench_throughput.json"), "w") as f:
-        json.dump({"cpu": cpu, "threads": a.threads, "images": a.images, "rows": rows}, f, indent=1)
+        json.dump({"cpu": cpu, "threads": a.threads, "images": a.images, "rows": rows, "forward": forward}, f, indent=1)
     with open(os.path.join(ROOT, "out", "bench_throughput.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
