@@ -15,8 +15,9 @@ decodes and preprocesses it as torchvision's ImageNet preset does (shorter
 side to 256, bilinear, centre crop 224, normalize), runs the network and
 writes the top-5 as a JSON line; timed from the first file read to the last
 line written, the network loaded (and for the peers run once) before:
-  - vinfer: `vinfer classify MODEL DIR --batch B --workers W -o FILE`, its own
-    figure (classification only, loading excluded);
+  - vinfer: `vinfer classify MODEL DIR --batch B --workers W --streams S -o FILE`
+    (S copies of the network, threads split among them), its own figure
+    (classification only, loading excluded);
   - PyTorch: torchvision's transforms in a DataLoader(num_workers=2),
     batched forward under inference_mode;
   - ONNX Runtime: PIL preprocessing in a thread pool of 2, session.run on
@@ -202,11 +203,12 @@ def forward_rows(name, model, batch, threads, rounds, loops=5):
     return {"model": name, "batch": batch, "vinfer_ms": min(mine), "onnxruntime_ms": min(theirs)}
 
 
-def run_vinfer(model, folder, batch, workers, threads, out):
+def run_vinfer(model, folder, batch, workers, streams, threads, out):
     if os.path.exists(out):
         os.remove(out)
-    p = subprocess.run([VINFER, "classify", model, folder, "--batch", str(batch), "--workers", str(workers), "--threads",
-                        str(threads), "-o", out, "--no-progress"], capture_output=True, text=True)
+    p = subprocess.run([VINFER, "classify", model, folder, "--batch", str(batch), "--workers", str(workers), "--streams",
+                        str(streams), "--threads", str(max(1, threads // streams)), "-o", out, "--no-progress"],
+                       capture_output=True, text=True)
     m = re.search(r"(\d+) image\(s\) in ([\d.]+) s", p.stderr)
     if p.returncode != 0 or not m:
         raise SystemExit(f"vinfer failed ({p.returncode}): {p.stderr[-400:]}")
@@ -224,7 +226,7 @@ def main():
     ap.add_argument("--images", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=CORES)
-    ap.add_argument("--vinfer", default="1x1,8x1,8x2,16x1", help="vinfer's BATCHxWORKERS configurations")
+    ap.add_argument("--vinfer", default="1x1x1,1x1x2,8x1x1,32x1x1", help="vinfer's BATCHxWORKERSxSTREAMS configurations")
     ap.add_argument("--peer-batches", default="1,8")
     ap.add_argument("--forward-batch", type=int, default=32, help="forward pass only at this batch, against ONNX Runtime (0: not)")
     ap.add_argument("--run", nargs=5, metavar=("ENGINE", "MODEL", "FOLDER", "BATCH", "OUT"), help=argparse.SUPPRESS)
@@ -247,7 +249,7 @@ def main():
         model = os.path.join(a.model_dir, name + ".onnx")
         # Every configuration once per round, rounds one after the other: a
         # machine that slows down or speeds up meanwhile affects all alike.
-        configs = [("vinfer", tuple(map(int, c.split("x")))) for c in a.vinfer.split(",")]
+        configs = [("vinfer", tuple(map(int, (c + "x1").split("x")[:3]))) for c in a.vinfer.split(",")]
         for engine in ("pytorch", "onnxruntime", "openvino"):
             configs += [(engine, (b,)) for b in ([1] if engine == "openvino" else map(int, a.peer_batches.split(",")))]
         secs = {c: [] for c in configs}
@@ -256,7 +258,7 @@ def main():
             for engine, cfg in configs:
                 out = outs[(engine, cfg)] = os.path.join(OUT, f"{name}.{engine}.{'x'.join(map(str, cfg))}.jsonl")
                 if engine == "vinfer":
-                    secs[(engine, cfg)].append(run_vinfer(model, folder, cfg[0], cfg[1], a.threads, out)[1])
+                    secs[(engine, cfg)].append(run_vinfer(model, folder, *cfg, a.threads, out)[1])
                     continue
                 p = subprocess.run([sys.executable, __file__, "--threads", str(a.threads), "--run", engine, model, folder,
                                     str(cfg[0]), out], capture_output=True, text=True)
@@ -268,7 +270,7 @@ def main():
             row = {"model": name, "engine": engine, "ips": a.images / min(secs[(engine, cfg)]),
                    "ips_all": [a.images / t for t in secs[(engine, cfg)]]}
             if engine == "vinfer":
-                row["config"] = f"batch {cfg[0]}, {cfg[1]} loader(s)"
+                row["config"] = f"batch {cfg[0]}, {cfg[1]} loader(s), {cfg[2]} stream(s)"
             else:
                 got = top1(outs[(engine, cfg)])
                 row["top1_agree"] = sum(got.get(k) == v for k, v in ref.items()) / len(ref)

@@ -9,8 +9,8 @@
 //       [&](vinfer::ItemResult&& r) { /* r.index, r.error or r.top / r.prob */ }, po);
 //
 // Worker threads read, decode and preprocess items into a bounded ring while
-// the calling thread runs the model on whole batches (Model::batch() items;
-// the last one padded), so memory stays flat however many items there are.
+// the model runs on whole batches (Model::batch() items; the last one
+// padded), so memory stays flat however many items there are.
 // Results reach `sink` on the calling thread in item order. An item whose
 // loader throws vinfer::Error gets an error result; the others go on.
 #pragma once
@@ -47,8 +47,15 @@ using ItemLoader = std::function<void(std::size_t i, Preprocessor& pre, float* i
 // it throws stops the pipeline and reaches classify_items' caller.
 using ItemSink = std::function<void(ItemResult&& result)>;
 
-// Runs items 0 .. count - 1 through the model; returns how many failed.
+// Runs items 0 .. count - 1 through the model (on the calling thread); returns how many failed.
 std::size_t classify_items(Model& model, const Preset& preset, std::size_t count, const ItemLoader& load,
+                           const ItemSink& sink, const PipelineOptions& options = {});
+// The same with several copies of one network (streams), each run by a
+// thread of its own on the batches it takes; the calling thread hands the
+// results to `sink`, still in item order. Throughput on few cores: two
+// copies of one thread each keep both cores busy where one copy of two
+// threads waits in its parallel kernels for the loaders.
+std::size_t classify_items(const std::vector<Model*>& models, const Preset& preset, std::size_t count, const ItemLoader& load,
                            const ItemSink& sink, const PipelineOptions& options = {});
 
 }  // namespace vinfer

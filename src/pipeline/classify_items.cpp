@@ -1,8 +1,10 @@
 // classify_items: loader threads -> a bounded ring of input tensors -> the
-// model in batches on the calling thread -> results in item order.
+// models (streams), each taking whole batches -> results in item order.
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -13,116 +15,189 @@
 namespace vinfer {
 namespace {
 
+constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
+
 struct Slot {
   std::vector<float> tensor;
   std::string error;
+  std::size_t item = kFree;  // the item it holds (or is being loaded into it)
   bool ready = false;
 };
 
-// Where an item of the batch being gathered went: a row of the batch, or its error.
+// Where an item of a batch went: a row of the batch, or its error.
 struct Member {
   std::size_t index;
   std::string error;
   std::size_t row;
 };
 
-}  // namespace
+class Pipeline {
+ public:
+  Pipeline(const std::vector<Model*>& models, const Preset& preset, std::size_t count, const ItemLoader& load,
+           const PipelineOptions& o)
+      : models_(models), preset_(preset), count_(count), load_(load), o_(o) {
+    const Model& m = *models.front();
+    batch_ = static_cast<std::size_t>(m.batch());
+    in_item_ = m.input_size() / batch_;
+    out_item_ = m.output_size() / batch_;
+    for (const Model* other : models)
+      if (other->input_shape() != m.input_shape() || other->output_shape() != m.output_shape())
+        throw Error(ErrorKind::InvalidArgument, "pipeline: the models differ in their shapes");
+    if (Preprocessor(preset).tensor_size() != in_item_)
+      throw Error(ErrorKind::InvalidArgument, "preset '" + preset.name + "' does not make the model's input " + shape_str(m.input_shape()));
+    const auto workers = static_cast<std::size_t>(o.workers);
+    // Each stream's batch in flight and the next, plus one per loader.
+    const std::size_t ring = o.queue > 0 ? static_cast<std::size_t>(o.queue) : 2 * batch_ * models.size() + workers;
+    slots_.resize(std::max(ring, batch_));
+    for (Slot& s : slots_) s.tensor.resize(in_item_);
+    n_out_ = static_cast<int>(out_item_);
+    k_ = std::min(o.topk, n_out_);
+    probs_ = m.outputs_probabilities();
+    for (std::size_t w = 0; w < std::min(workers, std::max<std::size_t>(count, 1)); ++w) loaders_.emplace_back([this] { load_loop(); });
+  }
 
-std::size_t classify_items(Model& model, const Preset& preset, std::size_t count, const ItemLoader& load,
-                           const ItemSink& sink, const PipelineOptions& options) {
-  if (options.workers < 1) throw Error(ErrorKind::InvalidArgument, "pipeline: workers must be at least 1");
-  if (options.queue < 0) throw Error(ErrorKind::InvalidArgument, "pipeline: queue must not be negative");
-  const auto batch = static_cast<std::size_t>(model.batch());
-  const std::size_t in_item = model.input_size() / batch, out_item = model.output_size() / batch;
-  if (Preprocessor(preset).tensor_size() != in_item)
-    throw Error(ErrorKind::InvalidArgument, "preset '" + preset.name + "' does not make the model's input " + shape_str(model.input_shape()));
-  const auto workers = static_cast<std::size_t>(options.workers);
-  const std::size_t ring = options.queue > 0 ? static_cast<std::size_t>(options.queue) : 2 * batch + workers;
-  const int n_out = static_cast<int>(out_item);
-  const int k = std::min(options.topk, n_out);
-  const bool probs = model.outputs_probabilities();
+  ~Pipeline() {
+    stop();
+    for (std::thread& t : loaders_) t.join();
+  }
 
-  std::vector<Slot> slots(ring);
-  for (Slot& s : slots) s.tensor.resize(in_item);
-  std::mutex mu;
-  std::condition_variable filled, freed;
-  std::size_t next = 0;      // the next item a worker takes
-  std::size_t released = 0;  // items the model's side has taken out of the ring
-  bool stop = false;
-  std::exception_ptr worker_failure;
+  // One stream, on this thread: results straight to the sink.
+  std::size_t run_here(const ItemSink& sink) {
+    std::size_t failed = 0;
+    stream(*models_.front(), [&](ItemResult&& r) {
+      failed += r.error.empty() ? 0 : 1;
+      sink(std::move(r));
+    });
+    return failed;
+  }
 
-  auto work = [&] {
-    Preprocessor pre(preset, 1);
-    pre.decode_options() = options.decode;
+  // A thread per model; this thread hands their results to the sink in order.
+  std::size_t run_streams(const ItemSink& sink) {
+    std::map<std::size_t, ItemResult> done;
+    std::vector<std::thread> streams;
+    for (Model* m : models_)
+      streams.emplace_back([this, m, &done] {
+        try {
+          stream(*m, [&](ItemResult&& r) {
+            std::lock_guard<std::mutex> lock(mu_);
+            const std::size_t i = r.index;
+            done.emplace(i, std::move(r));
+            results_.notify_all();
+          });
+        } catch (...) {
+          fail(std::current_exception());
+        }
+      });
+    std::size_t failed = 0;
+    std::exception_ptr error;
+    try {
+      for (std::size_t next = 0; next < count_; ++next) {
+        ItemResult r;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          results_.wait(lock, [&] { return done.count(next) != 0 || failure_; });
+          if (failure_) std::rethrow_exception(failure_);
+          r = std::move(done.at(next));
+          done.erase(next);
+        }
+        failed += r.error.empty() ? 0 : 1;
+        sink(std::move(r));
+      }
+    } catch (...) {
+      error = std::current_exception();
+      stop();
+    }
+    for (std::thread& t : streams) t.join();
+    if (error) std::rethrow_exception(error);
+    return failed;
+  }
+
+ private:
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    filled_.notify_all();
+    freed_.notify_all();
+    results_.notify_all();
+  }
+  void fail(std::exception_ptr e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!failure_) failure_ = e;
+    }
+    stop();
+  }
+
+  void load_loop() {
+    Preprocessor pre(preset_, 1);
+    pre.decode_options() = o_.decode;
     for (;;) {
       std::size_t i;
+      Slot* s;
       {
-        std::unique_lock<std::mutex> lk(mu);
-        if (stop || next >= count) return;
-        i = next++;
-        freed.wait(lk, [&] { return stop || i < released + ring; });
-        if (stop) return;
+        std::unique_lock<std::mutex> lock(mu_);
+        if (stopping_ || next_load_ >= count_) return;
+        i = next_load_++;
+        s = &slots_[i % slots_.size()];
+        freed_.wait(lock, [&] { return stopping_ || s->item == kFree; });
+        if (stopping_) return;
+        s->item = i;
       }
-      Slot& s = slots[i % ring];
-      s.error.clear();
+      s->error.clear();
       try {
-        load(i, pre, s.tensor.data());
+        load_(i, pre, s->tensor.data());
       } catch (const Error& e) {
-        s.error = e.what();
-        if (s.error.empty()) s.error = "failed";
+        s->error = e.what();
+        if (s->error.empty()) s->error = "failed";
       } catch (...) {
-        std::lock_guard<std::mutex> lk(mu);
-        if (!worker_failure) worker_failure = std::current_exception();
-        stop = true;
-        filled.notify_all();
-        freed.notify_all();
+        fail(std::current_exception());
         return;
       }
       {
-        std::lock_guard<std::mutex> lk(mu);
-        s.ready = true;
+        std::lock_guard<std::mutex> lock(mu_);
+        s->ready = true;
       }
-      filled.notify_all();
+      filled_.notify_all();
     }
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t w = 0; w < std::min(workers, std::max<std::size_t>(count, 1)); ++w) threads.emplace_back(work);
-  auto finish = [&] {
-    {
-      std::lock_guard<std::mutex> lk(mu);
-      stop = true;
-    }
-    freed.notify_all();
-    filled.notify_all();
-    for (std::thread& t : threads) t.join();
-  };
+  }
 
-  std::size_t failed = 0;
-  try {
+  // Claims the next batch of items, waits for them, runs them, emits their
+  // results (in order within the batch); until no item is left.
+  template <class Emit>
+  void stream(Model& model, Emit&& emit) {
     std::vector<float> in(model.input_size()), out(model.output_size());
     std::vector<Member> members;
-    for (std::size_t i = 0; i < count;) {
+    for (;;) {
+      std::size_t first, last;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_ || next_claim_ >= count_) return;
+        first = next_claim_;
+        last = next_claim_ = std::min(count_, first + batch_);
+      }
       members.clear();
       std::size_t rows = 0;
-      while (i < count && rows < batch) {
-        Slot& s = slots[i % ring];
+      for (std::size_t i = first; i < last; ++i) {
+        Slot& s = slots_[i % slots_.size()];
         {
-          std::unique_lock<std::mutex> lk(mu);
-          filled.wait(lk, [&] { return s.ready || worker_failure; });
-          if (worker_failure) std::rethrow_exception(worker_failure);
+          std::unique_lock<std::mutex> lock(mu_);
+          filled_.wait(lock, [&] { return (s.item == i && s.ready) || failure_ || stopping_; });
+          if (failure_) std::rethrow_exception(failure_);
+          if (stopping_) return;
         }
         if (s.error.empty()) {
-          std::copy(s.tensor.begin(), s.tensor.end(), in.begin() + static_cast<std::ptrdiff_t>(rows * in_item));
+          std::copy(s.tensor.begin(), s.tensor.end(), in.begin() + static_cast<std::ptrdiff_t>(rows * in_item_));
           members.push_back({i, {}, rows++});
         } else {
           members.push_back({i, std::move(s.error), 0});
         }
         {
-          std::lock_guard<std::mutex> lk(mu);
-          s.ready = false;
-          released = ++i;
+          std::lock_guard<std::mutex> lock(mu_);
+          s.item = kFree, s.ready = false;
         }
-        freed.notify_all();
+        freed_.notify_all();
       }
       if (rows > 0) model.run_items(in.data(), static_cast<std::int64_t>(rows), out.data());
       for (Member& m : members) {
@@ -130,23 +205,50 @@ std::size_t classify_items(Model& model, const Preset& preset, std::size_t count
         r.index = m.index;
         if (!m.error.empty()) {
           r.error = std::move(m.error);
-          ++failed;
         } else {
-          const float* y = out.data() + m.row * out_item;
-          const std::vector<float> p = probs ? std::vector<float>(y, y + out_item) : softmax(y, n_out);
-          r.top = topk_indices(p.data(), n_out, k);
+          const float* y = out.data() + m.row * out_item_;
+          const std::vector<float> p = probs_ ? std::vector<float>(y, y + out_item_) : softmax(y, n_out_);
+          r.top = topk_indices(p.data(), n_out_, k_);
           for (int c : r.top) r.prob.push_back(p[static_cast<std::size_t>(c)]);
-          if (options.keep_logits) r.logits.assign(y, y + out_item);
+          if (o_.keep_logits) r.logits.assign(y, y + out_item_);
         }
-        sink(std::move(r));
+        emit(std::move(r));
       }
     }
-  } catch (...) {
-    finish();
-    throw;
   }
-  finish();
-  return failed;
+
+  const std::vector<Model*>& models_;
+  const Preset& preset_;
+  const std::size_t count_;
+  const ItemLoader& load_;
+  const PipelineOptions& o_;
+  std::size_t batch_ = 1, in_item_ = 0, out_item_ = 0;
+  int n_out_ = 0, k_ = 0;
+  bool probs_ = false;
+  std::vector<Slot> slots_;
+  std::mutex mu_;
+  std::condition_variable filled_, freed_, results_;
+  std::size_t next_load_ = 0, next_claim_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr failure_;
+  std::vector<std::thread> loaders_;
+};
+
+}  // namespace
+
+std::size_t classify_items(const std::vector<Model*>& models, const Preset& preset, std::size_t count, const ItemLoader& load,
+                           const ItemSink& sink, const PipelineOptions& options) {
+  if (models.empty() || std::find(models.begin(), models.end(), nullptr) != models.end())
+    throw Error(ErrorKind::InvalidArgument, "pipeline: no model");
+  if (options.workers < 1) throw Error(ErrorKind::InvalidArgument, "pipeline: workers must be at least 1");
+  if (options.queue < 0) throw Error(ErrorKind::InvalidArgument, "pipeline: queue must not be negative");
+  Pipeline p(models, preset, count, load, options);
+  return models.size() == 1 ? p.run_here(sink) : p.run_streams(sink);
+}
+
+std::size_t classify_items(Model& model, const Preset& preset, std::size_t count, const ItemLoader& load, const ItemSink& sink,
+                           const PipelineOptions& options) {
+  return classify_items(std::vector<Model*>{&model}, preset, count, load, sink, options);
 }
 
 }  // namespace vinfer

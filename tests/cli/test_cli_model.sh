@@ -94,7 +94,7 @@ PY
 expect_fail "" "exists (--resume continues it" -- "$V" classify "$M" "$IMG" -o "$T/many.jsonl"
 expect_fail "" "--resume continues an --output" -- "$V" classify "$M" "$IMG" --resume
 printf '%s\n' "$F/a.jpg" "$F/b.png" "$F/trunc.jpg" >"$T/list.txt"
-"$V" classify "$M" --files-from "$T/list.txt" --batch 2 -o "$T/list.csv" 2>/dev/null; rc=$?
+"$V" classify "$M" --files-from "$T/list.txt" --batch 2 --streams 2 -o "$T/list.csv" 2>/dev/null; rc=$?
 python3 - "$T/list.csv" "$rc" <<'PY' && ok || bad "--files-from to CSV"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))

@@ -1,6 +1,7 @@
 // classify_items: results in item order whatever the workers' timing, a bad
-// item's error in its place, the last partial batch padded, failures of the
-// sink or of a loader's non-vinfer exception stopping it cleanly.
+// item's error in its place, the last partial batch padded, with one model or
+// several (streams), failures of the sink or of a loader's non-vinfer
+// exception stopping it cleanly.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -29,16 +30,20 @@ Model channel_means(int batch) {
 }  // namespace
 
 TEST(Pipeline, ResultsInOrderWithErrorsInPlace) {
-  for (int batch : {1, 4}) {
-    for (int workers : {1, 3}) {
-      Model m = channel_means(batch);
+  for (int batch : {1, 4})
+    for (int workers : {1, 3})
+    for (std::size_t streams : {1, 2, 3}) {
+      std::vector<Model> copies;
+      for (std::size_t k = 0; k < streams; ++k) copies.push_back(channel_means(batch));
+      std::vector<Model*> models;
+      for (Model& c : copies) models.push_back(&c);
       PipelineOptions po;
       po.workers = workers;
       po.topk = 1;
       po.keep_logits = true;
       std::vector<ItemResult> got;
       const std::size_t failed = classify_items(
-          m, model_preset(m, "torchvision"), 11,
+          models, model_preset(copies[0], "torchvision"), 11,
           [](std::size_t i, Preprocessor&, float* x) {
             // Later items finish first now and then.
             if (i % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -58,12 +63,12 @@ TEST(Pipeline, ResultsInOrderWithErrorsInPlace) {
         }
         EXPECT_TRUE(got[i].error.empty()) << got[i].error;
         ASSERT_EQ(got[i].top.size(), 1u);
-        EXPECT_EQ(got[i].top[0], static_cast<int>(i % 3)) << "batch " << batch << ", workers " << workers << ", item " << i;
+        EXPECT_EQ(got[i].top[0], static_cast<int>(i % 3))
+            << "batch " << batch << ", workers " << workers << ", streams " << streams << ", item " << i;
         ASSERT_EQ(got[i].logits.size(), 3u);
         EXPECT_FLOAT_EQ(got[i].logits[static_cast<std::size_t>(i % 3)], static_cast<float>(i) + 1.f);
       }
     }
-  }
 }
 
 TEST(Pipeline, SinkAndLoaderFailuresStopIt) {
@@ -82,6 +87,20 @@ TEST(Pipeline, SinkAndLoaderFailuresStopIt) {
                    [](ItemResult&&) {}),
                std::logic_error);
   EXPECT_EQ(classify_items(m, p, 0, fill, [](ItemResult&&) { FAIL(); }), 0u);
+  // With streams: the same from their threads.
+  Model m2 = channel_means(2);
+  const std::vector<Model*> both{&m, &m2};
+  seen = 0;
+  EXPECT_THROW(classify_items(both, p, 1000, fill,
+                              [&](ItemResult&&) {
+                                if (++seen == 5) throw std::runtime_error("disk full");
+                              }),
+               std::runtime_error);
+  EXPECT_THROW(classify_items(
+                   both, p, 1000, [](std::size_t i, Preprocessor&, float*) { if (i == 9) throw std::logic_error("bug"); },
+                   [](ItemResult&&) {}),
+               std::logic_error);
+  EXPECT_THROW(classify_items(std::vector<Model*>{}, p, 1, fill, [](ItemResult&&) {}), Error);
   PipelineOptions bad;
   bad.workers = 0;
   EXPECT_THROW(classify_items(m, p, 1, fill, [](ItemResult&&) {}, bad), Error);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 #include <unordered_set>
 
 #include <fcntl.h>
@@ -133,7 +134,7 @@ struct ClassifyCmd {
   ModelArgs m;
   std::vector<std::string> inputs;
   std::string preset_name, logits_path, files_from, output, format;
-  int topk = 5, workers = 1;
+  int topk = 5, workers = 1, streams = 1;
   bool json = false, recursive = false, resume = false, no_progress = false;
 
   std::vector<Item> collect() {
@@ -184,7 +185,11 @@ struct ClassifyCmd {
       std::fprintf(stderr, "vinfer: resuming %s: %zu of %zu image(s) already there\n", output.c_str(), before - items.size(), before);
     }
 
-    Model model = m.load();
+    if (streams > 1 && m.device != "cpu") throw Error(ErrorKind::InvalidArgument, "--streams runs copies on the CPU");
+    if (streams > 1 && m.threads == 0) m.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / streams);
+    std::vector<Model> copies;
+    for (int k = 0; k < streams; ++k) copies.push_back(m.load());
+    Model& model = copies.front();
     if (preset_name.empty()) preset_name = m.zoo.preset;  // the model's own (torchvision for ONNX files)
     const Preset preset = model_preset(model, preset_name);
 
@@ -303,8 +308,10 @@ struct ClassifyCmd {
         sink(std::move(r));
       }
     } else {
+      std::vector<Model*> models;
+      for (Model& c : copies) models.push_back(&c);
       classify_items(
-          model, preset, items.size(),
+          models, preset, items.size(),
           [&](std::size_t i, Preprocessor& pre, float* x) {
             if (!items[i].error.empty()) throw Error(ErrorKind::BadInput, items[i].error);
             pre.run_file(items[i].path, x);
@@ -346,6 +353,10 @@ void add_classify(CLI::App& app, Handler& run) {
   app.add_flag("--resume", c->resume, "Continue an interrupted run's --output: skip the images it has, append the rest");
   app.add_option("--workers", c->workers, "Threads that read, decode and preprocess ahead of the network (default 1)")
       ->check(CLI::Range(1, 256));
+  app.add_option("--streams", c->streams,
+                 "Copies of the network run side by side, each on its own batches with --threads / copies threads "
+                 "(default 1; on few cores 2 keeps them busier)")
+      ->check(CLI::Range(1, 64));
   app.add_flag("--no-progress", c->no_progress, "No progress bar (shown on a terminal when the records go elsewhere)");
   app.add_option("--save-logits", c->logits_path, "Write the logits (N x classes, float32) to a .npy file");
   run = [c] { return c->run(); };

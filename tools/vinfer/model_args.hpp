@@ -17,6 +17,7 @@ namespace vinfer::cli {
 struct ModelArgs {
   std::string model, weights;
   int threads = 0, batch = 1;
+  bool noted = false;  // the random-weights note, once per process
   bool no_winograd = false, no_tune = false, allow_tf32 = false;
   std::string device = "cpu";
   std::string tune_cache = default_tune_cache();
@@ -82,7 +83,7 @@ struct ModelArgs {
       throw Error(ErrorKind::InvalidArgument, "--weights applies to built-in networks only (" + model +
                                                   " is not one of them; an ONNX file carries its own)");
     Model m = load_model(model, weights, opt, &zoo);
-    if (zoo.random_weights)
+    if (zoo.random_weights && !noted && (noted = true))
       std::fprintf(stderr, "vinfer: note: %s has seeded random weights (no --weights): labels are meaningless, timings are real\n",
                    model.c_str());
     return m;
