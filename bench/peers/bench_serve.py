@@ -14,7 +14,10 @@ concurrent clients. Run with the tests' environment (tritonclient):
   or 22 ms), so the protocol's own cost is also given: the client's mean
   latency less the server's mean preprocess and inference time (/metrics).
 - Load: `--clients` threads, each with its own tritonclient connection,
-  sending that request for `--seconds` (bounded); errors, images/s, p50/p99.
+  sending that request for `--seconds` (bounded); errors, images/s, p50/p99;
+  against `vinfer classify`'s throughput mode on the same image (400 times,
+  the better of --streams 1 and 2). --max-batch / --batch-delay-ms are passed
+  to the server (dynamic batching).
 Writes out/bench_serve.{json,md}.
 """
 import argparse
@@ -82,6 +85,8 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--loops", type=int, default=200)
     ap.add_argument("--instances", type=int, default=1)
+    ap.add_argument("--max-batch", type=int, default=1)
+    ap.add_argument("--batch-delay-ms", type=int, default=0)
     args = ap.parse_args()
     data = open(IMAGE, "rb").read()
 
@@ -92,10 +97,22 @@ def main():
                            capture_output=True, check=True)
             return json.load(open(out))["latency_ms"]["p50"]
 
+    def classify_rate(streams, n=400):
+        """vinfer classify's throughput mode on the same image, n times: images/s (its own figure)."""
+        with tempfile.TemporaryDirectory() as d:
+            listing = os.path.join(d, "list.txt")
+            with open(listing, "w") as f:
+                f.write((IMAGE + "\n") * n)
+            out = subprocess.run([VINFER, "classify", args.model, "--files-from", listing, "--streams", str(streams), "--threads",
+                                  str(max(1, CORES // streams)), "-o", os.path.join(d, "out.jsonl"), "--no-progress"],
+                                 capture_output=True, text=True, check=True)
+            return float(re.search(r"\(([\d.]+) images/s\)", out.stderr).group(1))
+
     bench_before = vinfer_bench()
 
+    batching = ["--max-batch", str(args.max_batch)] + (["--batch-delay-ms", str(args.batch_delay_ms)] if args.batch_delay_ms else [])
     p = subprocess.Popen([VINFER, "serve", "--model", f"m={args.model}", "--port", "0", "--instances", str(args.instances),
-                          "--max-queue", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "--max-queue", "1000"] + batching, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     port = int(re.search(r":(\d+) ", p.stdout.readline()).group(1))
     try:
         c = httpclient.InferenceServerClient(url=f"127.0.0.1:{port}")
@@ -149,6 +166,7 @@ def main():
         p.communicate(timeout=60)
     load = [x for xs in per_client for x in xs]
     bench_after = vinfer_bench()  # (this VM's speed drifts: the mean of before and after)
+    classify_ips = max(classify_rate(1), classify_rate(2))
     bench_p50 = (bench_before + bench_after) / 2
     r = {
         "date": time.strftime("%Y-%m-%d"), "cores": CORES, "model": os.path.basename(args.model), "instances": args.instances,
@@ -159,17 +177,20 @@ def main():
         "protocol_ms": statistics.mean(lat) - served["preprocess"] - served["inference"],
         "load_clients": args.clients, "load_seconds": round(wall, 1), "load_requests": len(load), "load_errors": len(errors),
         "load_images_per_s": len(load) / wall, "load_p50_ms": pct(load, 50), "load_p99_ms": pct(load, 99),
-        "bench_images_per_s": 1000 / bench_p50, "errors": errors[:5],
+        "bench_images_per_s": 1000 / bench_p50, "classify_images_per_s": classify_ips,
+        "max_batch": args.max_batch, "batch_delay_ms": args.batch_delay_ms, "errors": errors[:5],
     }
     os.makedirs(os.path.join(ROOT, "out"), exist_ok=True)
     with open(os.path.join(ROOT, "out", "bench_serve.json"), "w") as f:
         json.dump(r, f, indent=1)
     md = (f"| model | vinfer bench p50 ms | serve p50 ms: tritonclient / plain HTTP | overhead ms: tritonclient / plain | "
-          f"protocol ms | {args.clients} clients: images/s | p50 / p99 ms | errors | vinfer bench images/s |\n"
-          f"|---|---:|---|---|---:|---:|---|---:|---:|\n"
+          f"protocol ms | {args.clients} clients: images/s | p50 / p99 ms | errors | vinfer bench images/s | "
+          f"vinfer classify images/s (best of --streams 1, 2) | serve / classify |\n"
+          f"|---|---:|---|---|---:|---:|---|---:|---:|---:|---:|\n"
           f"| {r['model']} | {bench_p50:.2f} | {r['serve_p50_ms']:.2f} / {r['plain_p50_ms']:.2f} | "
           f"{r['overhead_ms']:.2f} / {r['plain_overhead_ms']:.2f} | {r['protocol_ms']:.2f} | {r['load_images_per_s']:.1f} | "
-          f"{r['load_p50_ms']:.1f} / {r['load_p99_ms']:.1f} | {len(errors)} of {len(load) + len(errors)} | {r['bench_images_per_s']:.1f} |\n")
+          f"{r['load_p50_ms']:.1f} / {r['load_p99_ms']:.1f} | {len(errors)} of {len(load) + len(errors)} | {r['bench_images_per_s']:.1f} | "
+          f"{classify_ips:.1f} | {r['load_images_per_s'] / classify_ips:.2f} |\n")
     with open(os.path.join(ROOT, "out", "bench_serve.md"), "w") as f:
         f.write(md)
     print(json.dumps(r))

@@ -122,6 +122,9 @@ assert names == ["img%02d.jpg" % i for i in range(1, 41)], names
 assert all("topk" in r for r in recs)
 PY
 expect_fail "" "not an output of vinfer classify" -- "$V" classify "$M" "$IMG" -o "$T/list.txt" --resume
+# A network exported for batch 1 only (torch's dynamo export without dynamic shapes) says so.
+expect_fail "" "fixed batch of 1, not 2" -- "$V" info "$D/onnx20/small.onnx" --batch 2
+expect_fail "" "applies to --forward-only" -- "$V" bench "$M" "$IMG" --batch 2
 
 # Forward-only benchmark and info.
 "$V" bench "$M" --forward-only --loops 3 --warmup 1 --json "$T/bench.json" >"$T/out" && grep -q "p50" "$T/out" && ok || bad "bench --forward-only"
