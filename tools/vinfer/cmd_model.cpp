@@ -1,5 +1,5 @@
-// Model commands: `classify` (images -> top-k labels), `bench --forward-only`
-// (forward-pass latency), `info` (what loading did) and `profile` (per-layer time).
+// Model commands: `bench` (file -> top-k stage by stage, or `--forward-only`
+// forward-pass latency), `info` (what loading did) and `profile` (per-layer time).
 #include <charconv>
 #include <chrono>
 #include <cstdio>
