@@ -448,7 +448,14 @@ class Server {
       throw RequestError(503, "busy: " + std::to_string(s.queue.size()) + " requests are waiting for " + s.spec.name);
     s.queue.push_back(&job);
     s.queued.notify_one();
-    s.finished.wait(lock, [&] { return job.done == job.n || (job.error && job.done + (job.n - job.taken) == job.n); });
+    auto finished = [&] { return job.done == job.n || (job.error && job.done + (job.n - job.taken) == job.n); };
+    // The time limit counts until a batcher takes the first image; the images
+    // taken are then finished (they are written into this request's memory).
+    if (!s.finished.wait_for(lock, std::chrono::milliseconds(o_.request_timeout_ms), [&] { return finished() || job.taken > 0; })) {
+      s.queue.erase(std::find(s.queue.begin(), s.queue.end(), &job));
+      throw RequestError(503, "timed out after " + std::to_string(o_.request_timeout_ms) + " ms waiting for " + s.spec.name);
+    }
+    s.finished.wait(lock, finished);
     if (job.taken < job.n) s.queue.erase(std::find(s.queue.begin(), s.queue.end(), &job));  // (after an error)
     lock.unlock();
     metrics_.stage(s.spec.name, "queue", job.queue_ms);
@@ -489,6 +496,7 @@ class Server {
       }
       if (!s.queue.empty()) s.queued.notify_one();  // more for another batcher
       lock.unlock();
+      s.finished.notify_all();  // the requests whose images were taken: no longer within the time limit
       if (rows == 0) continue;
       std::size_t row = 0;
       for (const Part& p : parts)
