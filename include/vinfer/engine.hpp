@@ -29,6 +29,21 @@ enum class Backend {
               // (only in builds with CUDA: see vinfer/devices.hpp)
 };
 
+// The arithmetic of the forward pass.
+enum class Precision {
+  F32,   // float32 throughout (the default; within ~1e-6 of PyTorch's float32)
+  BF16,  // Cpu: convolutions in bfloat16 (weights and inputs rounded, float32 accumulation), on CPUs
+         // with bfloat16 dot products (AVX512_BF16 or AMX; cpu_has_bf16()); everything else float32.
+         // Faster, and less exact: logits move by ~1e-3..1e-2 of their range. `vinfer check`
+         // measures by how much on a user's own images.
+};
+const char* to_string(Precision p);  // "f32", "bf16"
+// "f32"/"fp32"/"float32" or "bf16"/"bfloat16"; throws InvalidArgument otherwise.
+Precision parse_precision(const std::string& name);
+// Whether this CPU runs Precision::BF16 (dot products in bfloat16); false on
+// CPUs without them, where a bfloat16 mode would be slower than float32.
+bool cpu_has_bf16();
+
 struct EngineOptions {
   Backend backend = Backend::Cpu;
   int threads = 0;         // 0: one per logical core
@@ -47,6 +62,7 @@ struct EngineOptions {
   int device = 0;          // Cuda: which GPU
   bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
                            // relative error instead of FP32's ~1e-6)
+  Precision precision = Precision::F32;  // see Precision; BF16 on a CPU without it is refused at load
   int batch = 0;           // images per run(): the network's batch dimension, where it is symbolic (the
                            // built-in networks; ONNX files exported with a dynamic batch). 0: the network's
                            // own (a symbolic one runs as 1). A fixed batch other than this one is refused.

@@ -288,7 +288,8 @@ class Worker {
 class PyModel {
  public:
   PyModel(const std::string& model, const std::string& weights, int threads, const std::string& device,
-          const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache, int batch) {
+          const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache, int batch,
+          const std::string& precision) {
     if (instances < 1 || instances > 64) invalid("instances must be 1..64");
     if (batch < 1 || batch > 4096) invalid("batch must be 1..4096");
     EngineOptions opt;
@@ -297,6 +298,8 @@ class PyModel {
     opt.tune = tune;
     opt.tune_cache = tune_cache;
     opt.keep_constants = false;
+    if (precision != "f32" && precision != "bf16") invalid("precision '" + precision + "': expected f32 or bf16");
+    opt.precision = parse_precision(precision);
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
       const char* first = device.data() + 5;
@@ -568,6 +571,7 @@ PYBIND11_MODULE(_vinfer, m) {
   m.def("version", &version);
   m.def("presets", &preset_names);
   m.def("models", &zoo_models);
+  m.def("cpu_has_bf16", &cpu_has_bf16);
   m.def("labels", [] {
     std::vector<std::string> names;
     for (int i = 0; i < imagenet_label_count(); ++i) names.push_back(imagenet_label(i));
@@ -583,10 +587,10 @@ PYBIND11_MODULE(_vinfer, m) {
 
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string&, const std::string&, int, const std::string&, const std::optional<std::string>&, int, bool,
-                    const std::string&, int>(),
+                    const std::string&, int, const std::string&>(),
            py::arg("model"), py::arg("weights") = "", py::arg("threads") = 0, py::arg("device") = "cpu",
            py::arg("preset") = py::none(), py::arg("instances") = 1, py::arg("tune") = true, py::arg("tune_cache") = "",
-           py::arg("batch") = 1)
+           py::arg("batch") = 1, py::arg("precision") = "f32")
       .def_property_readonly("input_shape", &PyModel::input_shape)
       .def_property_readonly("output_shape", &PyModel::output_shape)
       .def_property_readonly("info", &PyModel::info)

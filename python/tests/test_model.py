@@ -163,3 +163,20 @@ def test_batches_and_loader_threads(densenet):
         m.run(np.zeros((2, 3, 224, 225), np.float32))
     with pytest.raises(ValueError, match="workers"):
         m.classify(PHOTOS, workers=0)
+
+
+def test_bf16_precision():
+    x = np.load(export("resnet18.input.npy"))
+    if not vinfer.cpu_has_bf16():
+        with pytest.raises(vinfer.Error, match="bfloat16 dot products"):
+            vinfer.Model(export("resnet18.onnx"), threads=2, tune_cache="", precision="bf16")
+        return
+    want = vinfer.Model(export("resnet18.onnx"), threads=2, tune_cache="").run(x)
+    y = vinfer.Model(export("resnet18.onnx"), threads=2, tune_cache="", precision="bf16").run(x)
+    rel = np.abs(y - want).max() / np.abs(want).max()
+    assert 0 < rel <= 2e-2
+
+
+def test_unknown_precision_is_a_value_error():
+    with pytest.raises(ValueError, match="precision"):
+        vinfer.Model("resnet18", precision="int4")

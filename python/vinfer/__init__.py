@@ -18,8 +18,8 @@ from . import _vinfer
 
 __version__ = _vinfer.version()
 
-__all__ = ["Model", "decode", "resize", "preprocess", "presets", "models", "labels", "Error", "InvalidArgumentError",
-           "BadInputError", "UnsupportedError", "LimitExceededError", "FileError", "InternalError"]
+__all__ = ["Model", "decode", "resize", "preprocess", "presets", "models", "labels", "cpu_has_bf16", "Error",
+           "InvalidArgumentError", "BadInputError", "UnsupportedError", "LimitExceededError", "FileError", "InternalError"]
 
 
 def decode(src, mode=None, *, exif=False, max_pixels=89_478_485, gray="pil", draft=None):
@@ -84,6 +84,11 @@ def labels():
     return _vinfer.labels()
 
 
+def cpu_has_bf16():
+    """Whether this CPU runs Model(..., precision="bf16") (bfloat16 dot products: AVX512_BF16 or AMX)."""
+    return _vinfer.cpu_has_bf16()
+
+
 def _default_tune_cache():
     if "VINFER_TUNE_CACHE" in _os.environ:
         return _os.environ["VINFER_TUNE_CACHE"]
@@ -112,12 +117,18 @@ class Model:
     dynamic (the built-in ones; ONNX files exported with one). run() and
     classify() take any number of images either way; a larger batch lets
     the engine's matrix products share their weights between images.
+
+    precision: "f32" (default) or "bf16": convolutions in bfloat16 on CPUs
+    with bfloat16 dot products (AVX512_BF16 or AMX; elsewhere vinfer.Error),
+    faster and less exact (logits move by ~1e-3..1e-2 of their range;
+    `vinfer check MODEL IMAGES --precision bf16` measures it on your images).
     """
 
     def __init__(self, model, weights=None, *, threads=0, device="cpu", preset=None, instances=1, tune=True,
-                 tune_cache=None, batch=1):
+                 tune_cache=None, batch=1, precision="f32"):
         self._m = _vinfer.Model(_os.fspath(model), _os.fspath(weights) if weights else "", threads, device, preset,
-                                instances, tune, _default_tune_cache() if tune_cache is None else tune_cache, batch)
+                                instances, tune, _default_tune_cache() if tune_cache is None else tune_cache, batch,
+                                precision)
 
     @property
     def input_shape(self):

@@ -33,13 +33,23 @@ memory::desc blocked_md(const Shape& s) {
 
 memory::desc md_for(const Shape& s, Form form) {
   if (form == Form::Blocked) return blocked_md(s);
+  if (form == Form::BlockedBf16) {
+    memory::desc f = blocked_md(s);
+    return memory::desc(f.dims(), memory::data_type::bf16, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
+  }
   if (form == Form::Plain) return plain_md(s);
   if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
   return memory::desc(to_dims(s), memory::data_type::f32, Tag::nhwc);
 }
 
 const char* form_name(Form form) {
-  return form == Form::Plain ? "plain" : form == Form::Blocked ? "blocked" : "channels-last";
+  switch (form) {
+    case Form::Plain: return "plain";
+    case Form::Blocked: return "blocked";
+    case Form::ChannelsLast: return "channels-last";
+    case Form::BlockedBf16: return "blocked bf16";
+  }
+  return "?";
 }
 
 memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
@@ -87,7 +97,13 @@ dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::v
   for (const PostOp& p : n.post_ops) {
     switch (p.kind) {
       case PostOp::Sum: {
-        TensorRef t = ctx.input(p.sum_input, form);
+        // Blocks in either precision are read as they are (oneDNN converts).
+        Form f = form;
+        for (const Form other : {Form::Blocked, Form::BlockedBf16})
+          if ((form == Form::Blocked || form == Form::BlockedBf16) && !ctx.has_form(p.sum_input, f) &&
+              ctx.has_form(p.sum_input, other))
+            f = other;
+        TensorRef t = ctx.input(p.sum_input, f);
         ops.append_binary(dnnl::algorithm::binary_add, t.md);
         binary_args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(ops.len() - 1) | DNNL_ARG_SRC_1, t);
         break;

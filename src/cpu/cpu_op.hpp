@@ -27,6 +27,8 @@ enum class Form {
   Plain,    // row-major (NCHW for 4-D), exactly the ONNX tensor
   Blocked,  // nChw8c or nChw16c (channel_block()): channels in blocks, zero-padded (4-D only)
   ChannelsLast,  // NHWC (4-D only): for grouped convolutions whose groups are not whole blocks
+  BlockedBf16,   // Blocked in bfloat16: what convolutions read (and, for other convolutions, write)
+                 // with Precision::BF16
 };
 const char* form_name(Form form);
 
@@ -79,6 +81,12 @@ class BuildContext {
   virtual const dnnl::engine& engine() const = 0;
   // Whether convolutions may use Winograd (EngineOptions::winograd).
   virtual bool winograd() const = 0;
+  // Whether convolutions run in bfloat16 (EngineOptions::precision).
+  virtual bool bf16() const = 0;
+  // Whether `value` may be written in BlockedBf16 alone: bf16(), 4-D, not
+  // the network's output nor a view into a concatenation, and read by
+  // convolutions only (each reads bfloat16 anyway).
+  virtual bool bf16_value(int value) const = 0;
   // Whether kernels may be chosen by timing them at load (EngineOptions::tune),
   // and the record of it: time spent timing, and each tuned layer (whether the
   // timing overruled the rule).

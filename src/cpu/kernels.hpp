@@ -18,4 +18,18 @@ void scale_shift_row(const float* x, float* y, std::int64_t n, float s, float b,
 void scale_shift_blocked(const float* x, float* y, std::int64_t n, int block, const float* s, const float* b,
                          const std::vector<PostOp>& post, const float* sum);
 
+// float32 -> bfloat16, rounded to nearest, ties to even; NaN stays NaN.
+inline std::uint16_t to_bf16(float f) {
+  std::uint32_t u;
+  __builtin_memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>(u >> 16 | 0x40);  // quiet NaN
+  return static_cast<std::uint16_t>((u + 0x7fffu + (u >> 16 & 1)) >> 16);
+}
+// scale_shift_blocked with 16-channel blocks, at most a ReLU after it, and
+// bfloat16 output: the portable reference, and the AVX512_BF16 kernel
+// (simd_avx512_bf16.cpp; only where cpu_features().avx512_bf16).
+void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b, bool relu);
+void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b,
+                                       bool relu);
+
 }  // namespace vinfer::cpu

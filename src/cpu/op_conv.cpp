@@ -372,7 +372,7 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
 const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   const char* env = detail::debug_env(detail::DebugVar::Conv1x1);
   const bool wanted = env ? std::strcmp(env, "vinfer") == 0 || std::strcmp(env, "preact") == 0 : channel_block() == 16;
-  if (!wanted || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
+  if (!wanted || ctx.bf16() || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
   const Graph& g = ctx.graph();
   const Node* s = sole_reader_pre_activation(ctx, conv.inputs[0]);
   if (!s) return nullptr;
@@ -529,8 +529,15 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const bool split_groups = G > 1 && !depthwise && ((xs[1] / G) % blk != 0 || (ys[1] / G) % blk != 0);
   const Form in_form = split_groups ? Form::ChannelsLast : xs[1] < blk ? Form::Plain : Form::Blocked;
   const Form out_form = split_groups ? Form::ChannelsLast : Form::Blocked;
-  if (build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
-  const memory::desc src_md = md_for(xs, in_form), dst_md = md_for(ys, out_form);
+  // Precision::BF16: oneDNN's bfloat16 kernels (float32 accumulation, bias
+  // and post-ops) read blocks in bfloat16 and write them so where only
+  // convolutions read the output; the first convolution (the image) and
+  // channels-last ones stay float32.
+  const bool bf16 = ctx.bf16() && in_form == Form::Blocked;
+  if (!bf16 && build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
+  const Form src_form = bf16 ? Form::BlockedBf16 : in_form;
+  const Form dst_form = bf16 && ctx.bf16_value(n.outputs[0]) ? Form::BlockedBf16 : out_form;
+  const memory::desc src_md = md_for(xs, src_form), dst_md = md_for(ys, dst_form);
 
   memory::desc user_w;
   if (G == 1) {
@@ -538,7 +545,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   } else {
     user_w = memory::desc({G, w->shape[0] / G, w->shape[1], w->shape[2], w->shape[3]}, memory::data_type::f32, Tag::goihw);
   }
-  memory::desc any_w(user_w.dims(), memory::data_type::f32, Tag::any);
+  memory::desc any_w(user_w.dims(), bf16 ? memory::data_type::bf16 : memory::data_type::f32, Tag::any);
   memory::desc bias_md = memory::desc({w->shape[0]}, memory::data_type::f32, Tag::a);
   memory::dims strides(p.strides.begin(), p.strides.end()), dil, pl(p.pads_begin.begin(), p.pads_begin.end()),
       pr(p.pads_end.begin(), p.pads_end.end());
@@ -547,7 +554,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
-  attr.set_post_ops(make_post_ops(ctx, n, out_form, extra));
+  attr.set_post_ops(make_post_ops(ctx, n, dst_form, extra));
   auto desc_of = [&](const memory::desc& x, const memory::desc& y, dnnl::algorithm alg) {
     return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, bias_md, y, strides, dil, pl, pr)
              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, y, strides, dil, pl, pr);
@@ -569,7 +576,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const bool stride1 = p.strides == std::vector<std::int64_t>{1, 1}, stride2 = p.strides == std::vector<std::int64_t>{2, 2};
   const bool f23_asked = detail::debug_env_is(detail::DebugVar::Winograd, "f23");
   const int min_map = stride2 ? 0 : tune || f23_asked ? 7 * 7 : 14 * 14;
-  const bool three = G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
+  const bool three = !bf16 && G == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                      p.dilations == std::vector<std::int64_t>{1, 1} && xs[1] >= 16 &&
                      ((stride1 && ctx.winograd() && ys[2] * ys[3] >= min_map) || stride2);
   dnnl::convolution_forward::primitive_desc pd;
@@ -608,8 +615,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
     if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
-  TensorRef src = ctx.input(n.inputs[0], in_form);
-  TensorRef dst = ctx.output(n.outputs[0], out_form);
+  TensorRef src = ctx.input(n.inputs[0], src_form);
+  TensorRef dst = ctx.output(n.outputs[0], dst_form);
   if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc(), op->buffers);

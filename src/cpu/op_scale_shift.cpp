@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_op.hpp"
 #include "cpu/kernels.hpp"
+#include "util/cpu_features.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -22,12 +23,15 @@ class ScaleShiftOp : public CpuOp {
   std::vector<PostOp> post;
   float* src = nullptr;
   float* dst = nullptr;
+  std::uint16_t* dst_bf16 = nullptr;  // bf16_out: dst in bfloat16 (16-channel blocks, at most a ReLU)
+  bool bf16_out = false;
   const float* sum = nullptr;
 
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
     CpuOp::bind(eng, address, scratch);
     src = static_cast<float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    dst_bf16 = static_cast<std::uint16_t*>(args.at(DNNL_ARG_DST).get_data_handle());
     auto it = args.find(DNNL_ARG_SRC_1);
     if (it != args.end()) sum = static_cast<const float*>(it->second.get_data_handle());
   }
@@ -42,7 +46,10 @@ class ScaleShiftOp : public CpuOp {
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t c = blocked ? (r % nb) * block : r % channels;
       const std::size_t off = static_cast<std::size_t>(r * row_len);
-      if (blocked) {
+      if (bf16_out) {
+        scale_shift_blocked16_bf16_avx512(src + off, dst_bf16 + off, inner, &scale[static_cast<std::size_t>(c)],
+                                          &shift[static_cast<std::size_t>(c)], !post.empty());
+      } else if (blocked) {
         scale_shift_blocked(src + off, dst + off, inner, static_cast<int>(block), &scale[static_cast<std::size_t>(c)], &shift[static_cast<std::size_t>(c)], post,
                            sum ? sum + off : nullptr);
       } else {
@@ -51,7 +58,7 @@ class ScaleShiftOp : public CpuOp {
       }
     }
     // Padded channels of the last block must stay zero for the next layer.
-    if (blocked && channels % block != 0) {
+    if (blocked && !bf16_out && channels % block != 0) {  // (bf16_out: 0 x 0 + 0, ReLU'd, is 0)
       for (std::int64_t o = 0; o < outer; ++o) {
         float* blk = dst + ((o * nb + nb - 1) * inner) * block;
         for (std::int64_t i = 0; i < inner; ++i) std::fill(blk + i * block + channels % block, blk + (i + 1) * block, 0.f);
@@ -92,12 +99,16 @@ void build_scale_shift(BuildContext& ctx, const Node& n) {
   std::copy(sh->f.begin(), sh->f.end(), op->shift.begin());
   op->post = n.post_ops;
   const Form form = op->blocked ? Form::Blocked : Form::Plain;
+  // With Precision::BF16, a normalization that only convolutions read (DenseNet's
+  // pre-activations) writes their bfloat16 input itself: no conversion pass.
+  op->bf16_out = op->blocked && op->block == 16 && ctx.bf16_value(n.outputs[0]) && detail::cpu_features().avx512_bf16 &&
+                 (op->post.empty() || (op->post.size() == 1 && op->post[0].kind == PostOp::Relu));
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], form);
-  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], form);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], op->bf16_out ? Form::BlockedBf16 : form);
   for (const PostOp& p : n.post_ops)
     if (p.kind == PostOp::Sum) op->acts[DNNL_ARG_SRC_1] = ctx.input(p.sum_input, form);
   op->name = n.label();
-  op->impl = "vinfer:scale_shift";
+  op->impl = op->bf16_out ? "vinfer:scale_shift_bf16_avx512" : "vinfer:scale_shift";
   ctx.add(std::move(op));
 }
 

@@ -82,10 +82,9 @@ const std::map<std::string, Factory>& kernel_table() {
 
 class Program final : public BuildContext, public detail::Executor {
  public:
-  Program(const Graph& g, int threads, bool winograd, bool tune, std::string tune_cache,
-          std::function<void(int)> done_with)
-      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(winograd), tune_(tune),
-        tune_cache_(std::move(tune_cache)), done_with_(std::move(done_with)) {}
+  Program(const Graph& g, const EngineOptions& o, int threads, std::function<void(int)> done_with)
+      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(o.winograd), tune_(o.tune),
+        bf16_(o.precision == Precision::BF16), tune_cache_(o.tune_cache), done_with_(std::move(done_with)) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -150,6 +149,15 @@ class Program final : public BuildContext, public detail::Executor {
   const Graph& graph() const override { return g_; }
   const dnnl::engine& engine() const override { return eng_; }
   bool winograd() const override { return winograd_; }
+  bool bf16() const override { return bf16_; }
+  bool bf16_value(int value) const override {
+    const auto v = static_cast<std::size_t>(value);
+    if (!bf16_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return false;
+    const auto& readers = consumers_[v];
+    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
+      return g_.nodes[static_cast<std::size_t>(r)].op == "Conv";
+    });
+  }
   bool tune() const override { return tune_; }
   void note_tuning(double ms) override { tune_ms_ += ms, ++tune_shapes_; }
   void note_choice(bool overruled) override { ++tuned_layers_, overruled_ += overruled ? 1 : 0; }
@@ -160,7 +168,7 @@ class Program final : public BuildContext, public detail::Executor {
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
     auto src = forms_.end();
-    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast})
+    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16})
       if (src == forms_.end() && other != form) src = forms_.find({value, other});
     if (src == forms_.end()) {
       if (g_.value(value).is_constant())
@@ -382,7 +390,7 @@ class Program final : public BuildContext, public detail::Executor {
   int threads_;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
-  bool winograd_, tune_;
+  bool winograd_, tune_, bf16_;
   std::string tune_cache_;
   std::function<void(int)> done_with_;
   int tuned_layers_ = 0, tune_shapes_ = 0, overruled_ = 0;
@@ -401,10 +409,9 @@ class Program final : public BuildContext, public detail::Executor {
 
 }  // namespace
 
-std::unique_ptr<detail::Executor> compile(const Graph& g, int threads, bool winograd, bool tune,
-                                          const std::string& tune_cache, ModelInfo& info,
+std::unique_ptr<detail::Executor> compile(const Graph& g, const EngineOptions& options, int threads, ModelInfo& info,
                                           const std::function<void(int)>& done_with) {
-  auto p = std::make_unique<Program>(g, threads, winograd, tune, tune_cache, done_with);
+  auto p = std::make_unique<Program>(g, options, threads, done_with);
   try {
     p->build(info);
   } catch (const dnnl::error& e) {

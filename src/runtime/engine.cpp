@@ -10,6 +10,7 @@
 #include "cuda/cuda_backend.hpp"
 #endif
 #include "graph/passes.hpp"
+#include "util/cpu_features.hpp"
 #include "util/debug_env.hpp"
 #include "util/load_stats.hpp"
 #include "graph/reference.hpp"
@@ -55,6 +56,21 @@ class ReferenceExecutor final : public detail::Executor {
   const Graph& g_;
 };
 
+// Refuses a precision the backend or the CPU does not run.
+void check_precision(const EngineOptions& o) {
+  if (o.precision == Precision::F32) return;
+  if (o.backend != Backend::Cpu)
+    throw Error(ErrorKind::Unsupported, std::string("precision ") + to_string(o.precision) + " runs on the CPU backend only (the " +
+                                            (o.backend == Backend::Cuda ? "CUDA" : "reference") + " backend runs float32)");
+  if (o.precision == Precision::BF16 && !cpu_has_bf16()) {
+    const detail::CpuFeatures& f = detail::cpu_features();
+    throw Error(ErrorKind::Unsupported,
+                std::string("precision bf16 needs a CPU with bfloat16 dot products (AVX512_BF16 or AMX); this one (") +
+                    detail::to_string(f.level) + (f.avx512 ? ", no AVX512_BF16" : "") +
+                    ") would only emulate them, slower than f32");
+  }
+}
+
 int resolve_threads(int t) {
   if (t > 0) return t;
   const unsigned hc = std::thread::hardware_concurrency();
@@ -62,6 +78,16 @@ int resolve_threads(int t) {
 }
 
 }  // namespace
+
+const char* to_string(Precision p) { return p == Precision::BF16 ? "bf16" : "f32"; }
+
+Precision parse_precision(const std::string& name) {
+  if (name == "f32" || name == "fp32" || name == "float32") return Precision::F32;
+  if (name == "bf16" || name == "bfloat16") return Precision::BF16;
+  throw Error(ErrorKind::InvalidArgument, "unknown precision '" + name + "' (f32 or bf16)");
+}
+
+bool cpu_has_bf16() { return detail::cpu_features().avx512_bf16; }
 
 struct Model::Impl {
   Graph graph;
@@ -73,6 +99,7 @@ struct Model::Impl {
   std::vector<float> pad_in, pad_out;  // run_items' last partial batch
 
   void compile() {
+    check_precision(options);
     if (options.backend == Backend::Reference) {
       exec = std::make_unique<ReferenceExecutor>(graph);
       info.nodes_executed = exec->kernels();
@@ -91,8 +118,7 @@ struct Model::Impl {
       // weights and the packed ones are never all held at once.
       std::function<void(int)> done_with;
       if (!options.keep_constants) done_with = [this](int v) { release_constant(graph.value(v)); };
-      exec = cpu::compile(graph, resolve_threads(options.threads), options.winograd, options.tune, options.tune_cache, info,
-                          done_with);
+      exec = cpu::compile(graph, options, resolve_threads(options.threads), info, done_with);
     }
   }
 

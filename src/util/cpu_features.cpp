@@ -47,6 +47,10 @@ CpuFeatures make() {
   f.avx512 = f.level >= IsaLevel::Avx512;
 #if defined(__x86_64__) || defined(__i386__)
   f.avx512_vnni = f.avx512 && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vnni");
+  // (CPUID leaf 7, sub-leaf 1, EAX bit 5: gcc 12's __builtin_cpu_supports lacks it.)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);
+  f.avx512_bf16 = f.avx512 && bf16 && !debug_env_is(DebugVar::Bf16, "0");
 #endif
   return f;
 }

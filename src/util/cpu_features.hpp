@@ -23,6 +23,10 @@ struct CpuFeatures {
   bool avx2 = false;                    // level >= Avx2
   bool avx512 = false;                  // level >= Avx512
   bool avx512_vnni = false;             // avx512 and the CPU has VBMI + VNNI (Ice Lake, Zen 4)
+  // avx512 and the CPU has bfloat16 dot products (AVX512_BF16: Cooper Lake,
+  // Sapphire Rapids, Zen 4), unless VINFER_BF16=0 hides them (to run, on
+  // such a CPU, what a CPU without them does).
+  bool avx512_bf16 = false;
 };
 
 // Detected on first use; thread-safe.

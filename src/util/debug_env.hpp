@@ -25,6 +25,7 @@ enum class DebugVar {
   ProfileHotWeights,  // VINFER_PROFILE_HOT_WEIGHTS=1: profile with each op's weights in cache
   TuneLog,            // VINFER_TUNE_LOG=1: one stderr line per timed 3x3 shape
   CudaGraph,          // VINFER_CUDA_GRAPH=0: CUDA ops enqueued one by one, no graph replay
+  Bf16,               // VINFER_BF16=0: run as on a CPU without bfloat16 dot products (util/cpu_features.hpp)
 };
 
 // The variable's value, or nullptr when unset. Read at each call (cheap, and

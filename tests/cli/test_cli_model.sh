@@ -228,6 +228,36 @@ expect_fail "" "limit" -- "$V" classify "$M" "$IMG" --max-model-mb 1
 "$V" classify "$M" "$IMG" "$IMG" --max-pixels 1000 --json >"$T/lim.json" 2>"$T/lim.err"; rc=$?
 [ "$rc" -eq 2 ] && [ "$(wc -l <"$T/lim.err")" -eq 2 ] && grep -q "limit" "$T/lim.err" && ok || bad "--max-pixels: rc $rc $(cat "$T/lim.err")"
 
+# Reduced precision: refused, in one line, where the CPU lacks bfloat16 dot
+# products (VINFER_BF16=0 makes this one such a CPU); measured by `check`
+# where it has them: the thresholds it is given decide its exit code.
+expect_fail "" "bfloat16 dot products" -- env VINFER_BF16=0 "$V" classify "$M" "$IMG" --precision bf16
+expect_fail "" "bfloat16 dot products" -- env VINFER_BF16=0 "$V" check "$M" "$IMG" --precision bf16
+expect_fail "" "give the reduced one" -- "$V" check "$M" "$IMG"
+expect_fail "" "int8 not in" -- "$V" bench "$M" --forward-only --precision int8
+"$V" check "$M" "$IMG" "$D/images/chelsea.png" --precision bf16 --max-error 0.05 --min-top1 0.5 --min-cosine 0.99 \
+  --json "$T/check.json" >"$T/check.out" 2>"$T/check.err"; rc=$?
+if grep -q "bfloat16 dot products" "$T/check.err"; then
+  [ "$rc" -eq 2 ] && ok || bad "check without bf16: exit $rc"
+else
+  [ "$rc" -eq 0 ] && grep -q "top-1 agreement" "$T/check.out" && ok || bad "check: exit $rc $(cat "$T/check.out" "$T/check.err")"
+  python3 - "$T/check.json" <<'PY' && ok || bad "check json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["precision"] == "bf16" and j["reference"] == "f32" and j["images"] == 2, j
+assert 0 < j["max_rel_error"]["max"] <= 0.05 and j["cosine"]["min"] >= 0.99 and j["met"], j
+assert set(j["thresholds"]) == {"max_rel_error", "top1", "cosine"}, j["thresholds"]
+assert len(j["per_image"]) == 2 and all(0 < p["max_rel_error"] <= 0.05 for p in j["per_image"]), j["per_image"]
+PY
+  # bfloat16 moves the logits: no error at all is a threshold it misses.
+  "$V" check "$M" "$IMG" --precision bf16 --max-error 0 >"$T/check.out" 2>/dev/null; rc=$?
+  [ "$rc" -eq 1 ] && grep -q "MISSED" "$T/check.out" && ok || bad "check --max-error 0: exit $rc $(cat "$T/check.out")"
+  # An unreadable image is reported, the rest compared, and the exit code says so.
+  "$V" check "$M" "$IMG" "$D/bad/truncated.jpg" --precision bf16 >"$T/check.out" 2>"$T/check.err"; rc=$?
+  [ "$rc" -eq 2 ] && grep -q "on 1 image" "$T/check.out" && grep -q "truncated.jpg" "$T/check.err" && ok \
+    || bad "check with a bad image: exit $rc $(cat "$T/check.out" "$T/check.err")"
+fi
+
 # No leak: resident memory after 1000 images is what it is after 50 (flat). Under
 # ASan the quarantine holds freed memory on purpose; there LeakSanitizer checks instead.
 [ -n "${VINFER_SANITIZED:-}" ] || python3 - "$V" "$M" "$IMG" <<'PY' && ok || bad "resident size grows with the number of images"

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "image_list.hpp"
 #include "model_args.hpp"
 #include "vinfer/io.hpp"
 #include "vinfer/labels.hpp"
@@ -27,44 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// One input: a path, or an entry that listing already found bad.
-struct Item {
-  std::string path, error;
-};
-
-bool image_extension(const fs::path& p) {
-  std::string e = p.extension().string();
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return e == ".jpg" || e == ".jpeg" || e == ".png";
-}
-
-// A directory's images (.jpg, .jpeg, .png, any case), sorted; with recursive,
-// its subdirectories' too. An entry named like an image that is not a file
-// (a directory without recursive, a broken link) is an item that fails.
-void list_directory(const fs::path& dir, bool recursive, std::vector<Item>& out, std::size_t& skipped) {
-  std::vector<fs::directory_entry> entries;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(*it);
-  if (ec) {
-    out.push_back({dir.string(), dir.string() + ": cannot list: " + ec.message()});
-    return;
-  }
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.path() < b.path(); });
-  for (const fs::directory_entry& e : entries) {
-    std::error_code s;
-    if (recursive && e.is_directory(s)) {
-      list_directory(e.path(), true, out, skipped);
-    } else if (!image_extension(e.path())) {
-      skipped += e.is_regular_file(s) ? 1 : 0;
-    } else if (e.is_regular_file(s)) {
-      out.push_back({e.path().string(), {}});
-    } else {
-      out.push_back({e.path().string(), e.path().string() + (e.is_directory(s) ? ": is a directory (--recursive descends into directories)"
-                                                                               : ": not a regular file")});
-    }
-  }
-}
 
 // RFC 4180: quoted where it holds a comma, quote or line break.
 std::string csv_field(const std::string& s) {

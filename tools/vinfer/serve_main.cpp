@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-body-mb", max_body_mb, "Largest request body in MiB (413 beyond)")->check(CLI::Range(0.001, 4096.0));
   app.add_option("--max-pixels", o.max_pixels, "Refuse images with more pixels than this (decompression bombs)")->check(CLI::PositiveNumber);
   app.add_option("--http-threads", o.http_threads, "Connections served at once (default 2 x instances + 14)")->check(CLI::Range(0, 4096));
+  std::string precision = "f32";
+  app.add_option("--precision", precision, "CPU arithmetic: f32 (default) or bf16 (see vinfer check)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
   app.add_option("--tune-cache", tune_cache, "CPU: file that keeps the timed kernel choices between runs (\"\" for none)");
   try {
@@ -53,6 +56,7 @@ int main(int argc, char** argv) {
     for (const std::string& s : specs) models.push_back(serve::parse_model_spec(s));
     o.engine.threads = threads;
     o.engine.tune = !no_tune;
+    o.engine.precision = parse_precision(precision);
     o.engine.tune_cache = tune_cache;
     o.engine.keep_constants = false;
     o.max_body_bytes = static_cast<std::size_t>(max_body_mb * (1 << 20));

@@ -1,0 +1,159 @@
+// Reduced precision: bfloat16 against float32 on the built-in networks, the
+// refusal on CPUs without bfloat16 dot products, the conversion kernels, and
+// the logit comparison behind `vinfer check`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/kernels.hpp"
+#include "test_support.hpp"
+#include "util/cpu_features.hpp"
+#include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
+#include "vinfer/postprocess.hpp"
+#include "vinfer/preprocess.hpp"
+#include "vinfer/zoo.hpp"
+
+namespace vinfer {
+namespace {
+
+TEST(Precision, Names) {
+  EXPECT_EQ(parse_precision("f32"), Precision::F32);
+  EXPECT_EQ(parse_precision("float32"), Precision::F32);
+  EXPECT_EQ(parse_precision("bf16"), Precision::BF16);
+  EXPECT_STREQ(to_string(Precision::BF16), "bf16");
+  EXPECT_THROW(parse_precision("int4"), Error);
+}
+
+float from_bf16(std::uint16_t h) {
+  const std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+float from_bits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+TEST(Precision, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(cpu::to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(cpu::to_bf16(from_bits(0x3f808000)), 0x3f80);  // a tie, to the even one below
+  EXPECT_EQ(cpu::to_bf16(from_bits(0x3f818000)), 0x3f82);  // a tie, to the even one above
+  EXPECT_EQ(cpu::to_bf16(from_bits(0x3f808001)), 0x3f81);  // past the tie
+  EXPECT_EQ(cpu::to_bf16(-0.0f), 0x8000);
+  EXPECT_EQ(cpu::to_bf16(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(cpu::to_bf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds up to infinity
+  EXPECT_TRUE(std::isnan(from_bf16(cpu::to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_TRUE(std::isnan(from_bf16(cpu::to_bf16(from_bits(0x7f800001)))));  // a NaN that would round to infinity
+}
+
+// The AVX512_BF16 kernel gives the reference's bits, ReLU or not.
+TEST(Precision, Bf16ScaleShiftKernelMatchesReference) {
+  if (!detail::cpu_features().avx512_bf16) {
+    // Nothing runs it here: Model refuses bf16 (Bf16OnEveryBuiltInNetwork).
+    EXPECT_FALSE(cpu_has_bf16());
+    return;
+  }
+  const std::int64_t n = 37;
+  const TensorData x = test::random_tensor({n * 16}, 3, -4.f, 4.f), s = test::random_tensor({16}, 4), b = test::random_tensor({16}, 5);
+  std::vector<float> xs = x.f;
+  xs[5] = std::numeric_limits<float>::quiet_NaN(), xs[6] = -std::numeric_limits<float>::infinity(), xs[7] = 1e30f;
+  for (bool relu : {false, true}) {
+    std::vector<std::uint16_t> want(static_cast<std::size_t>(n * 16)), got(want.size(), 0xdead);
+    cpu::scale_shift_blocked16_bf16(xs.data(), want.data(), n, s.f.data(), b.f.data(), relu);
+    cpu::scale_shift_blocked16_bf16_avx512(xs.data(), got.data(), n, s.f.data(), b.f.data(), relu);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(from_bf16(want[i]))) EXPECT_TRUE(std::isnan(from_bf16(got[i]))) << i;
+      else EXPECT_EQ(got[i], want[i]) << "element " << i << (relu ? " (relu)" : "");
+    }
+  }
+}
+
+TEST(Precision, CompareLogits) {
+  const float ref[] = {1.f, 4.f, -2.f, 3.f, 0.5f, 2.f, -8.f};
+  LogitAgreement a = compare_logits(ref, ref, 7);
+  EXPECT_TRUE(a.top1 && a.top5);
+  EXPECT_EQ(a.max_rel, 0.0);
+  EXPECT_NEAR(a.cosine, 1.0, 1e-12);
+  // The largest |logit| is 8: a change of 0.8 is 0.1 of it.
+  float moved[] = {1.f, 4.f, -2.f, 3.f, 0.5f, 2.8f, -8.f};
+  a = compare_logits(ref, moved, 7);
+  EXPECT_TRUE(a.top1 && a.top5);
+  EXPECT_NEAR(a.max_rel, 0.1, 1e-6);
+  EXPECT_NEAR(a.mean_rel, 0.1 / 7, 1e-6);
+  // The first two swap: top-1 differs, the five are the same.
+  float swapped[] = {1.f, 3.f, -2.f, 4.f, 0.5f, 2.f, -8.f};
+  a = compare_logits(ref, swapped, 7);
+  EXPECT_FALSE(a.top1);
+  EXPECT_TRUE(a.top5);
+  // The fifth leaves the five.
+  float out[] = {1.f, 4.f, -2.f, 3.f, -5.f, 2.f, -8.f};
+  a = compare_logits(ref, out, 7);
+  EXPECT_TRUE(a.top1);
+  EXPECT_FALSE(a.top5);
+  // A NaN agrees with nothing.
+  float nan[] = {1.f, 4.f, -2.f, 3.f, 0.5f, NAN, -8.f};
+  EXPECT_TRUE(std::isinf(compare_logits(ref, nan, 7).max_rel));
+}
+
+// A normalized photo: bfloat16's error depends on the data, so the networks
+// see the kind they are made for.
+std::vector<float> photo(const Model& m, const std::string& preset) {
+  Preprocessor pre(model_preset(m, preset));
+  std::vector<float> x(pre.tensor_size());
+  pre.run_file(test::data_path("images/squirrel_cls.jpg"), x.data());
+  return x;
+}
+
+// Every family of built-in network (random weights, non-trivial BatchNorm
+// statistics) at bf16 stays within 2 % of the largest logit of its float32
+// run, runs bfloat16 kernels, none of oneDNN's reference ones, and gives the
+// same bits run to run. On a CPU without bfloat16 dot products (or under
+// VINFER_ISA=avx2 / VINFER_BF16=0) loading is refused, saying why.
+TEST(Precision, Bf16OnEveryBuiltInNetwork) {
+  for (const char* name : {"densenet121", "resnet50", "vgg11_bn", "keras:densenet121", "keras:resnet50"}) {
+    ZooInfo info;
+    const Graph g = zoo_graph(name, "", &info, 7);
+    EngineOptions opt;
+    opt.threads = 2;
+    opt.precision = Precision::BF16;
+    if (!cpu_has_bf16()) {
+      try {
+        Model::from_graph(g, name, opt);
+        ADD_FAILURE() << name << ": bf16 loaded on a CPU without it";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+        EXPECT_NE(std::string(e.what()).find("bfloat16 dot products"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    Model low = Model::from_graph(g, name, opt);
+    opt.precision = Precision::F32;
+    Model f32 = Model::from_graph(g, name, opt);
+    const std::vector<float> x = photo(f32, info.preset);
+    std::vector<float> want(f32.output_size()), got(want.size()), again(want.size());
+    f32.run(x.data(), want.data());
+    low.run(x.data(), got.data());
+    low.run(x.data(), again.data());
+    const LogitAgreement a = compare_logits(want.data(), got.data(), static_cast<int>(want.size()));
+    EXPECT_GT(a.max_rel, 0.0) << name << ": bf16 gave float32's exact logits";
+    EXPECT_LE(a.max_rel, 2e-2) << name;
+    EXPECT_GE(a.cosine, 0.999) << name;
+    EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(float)), 0) << name << ": not deterministic";
+    int bf16_convs = 0;
+    for (const auto& [node, impl] : low.info().kernels) {
+      if (node.rfind("Conv", 0) == 0) EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << name << ": " << node << " runs " << impl;
+      bf16_convs += node.rfind("Conv", 0) == 0 && impl.find("bf16") != std::string::npos;
+    }
+    EXPECT_GT(bf16_convs, 5) << name;
+  }
+}
+
+}  // namespace
+}  // namespace vinfer
