@@ -38,6 +38,10 @@ memory::desc md_for(const Shape& s, Form form) {
     return memory::desc(f.dims(), memory::data_type::bf16, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
   }
   if (form == Form::Plain) return plain_md(s);
+  if (form == Form::PlainBf16) {
+    memory::desc f = plain_md(s);
+    return memory::desc(f.dims(), memory::data_type::bf16, Tag::nchw);
+  }
   if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
   return memory::desc(to_dims(s), memory::data_type::f32, Tag::nhwc);
 }
@@ -48,6 +52,7 @@ const char* form_name(Form form) {
     case Form::Blocked: return "blocked";
     case Form::ChannelsLast: return "channels-last";
     case Form::BlockedBf16: return "blocked bf16";
+    case Form::PlainBf16: return "plain bf16";
   }
   return "?";
 }

@@ -29,6 +29,7 @@ enum class Form {
   ChannelsLast,  // NHWC (4-D only): for grouped convolutions whose groups are not whole blocks
   BlockedBf16,   // Blocked in bfloat16: what convolutions read (and, for other convolutions, write)
                  // with Precision::BF16
+  PlainBf16,     // Plain in bfloat16 (4-D only): the image, for a first convolution in bfloat16
 };
 const char* form_name(Form form);
 
@@ -84,8 +85,8 @@ class BuildContext {
   // Whether convolutions run in bfloat16 (EngineOptions::precision).
   virtual bool bf16() const = 0;
   // Whether `value` may be written in BlockedBf16 alone: bf16(), 4-D, not
-  // the network's output nor a view into a concatenation, and read by
-  // convolutions only (each reads bfloat16 anyway).
+  // the network's output nor a view into a concatenation, and read only by
+  // convolutions that read bfloat16 blocks (conv_reads_bf16).
   virtual bool bf16_value(int value) const = 0;
   // Whether kernels may be chosen by timing them at load (EngineOptions::tune),
   // and the record of it: time spent timing, and each tuned layer (whether the
@@ -135,6 +136,10 @@ void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd);
 
 // One factory per op family (src/cpu/op_*.cpp). Each validates the node and adds ops.
 void build_conv(BuildContext& ctx, const Node& n);
+// With Precision::BF16, the form in which the convolution reads its input:
+// BlockedBf16 or PlainBf16 where oneDNN's bfloat16 kernel runs it, another
+// (float32) where a float32 kernel does (vinfer's Winograd on large maps).
+Form conv_input_form(const BuildContext& ctx, const Node& conv);
 // Whether a vinfer.ScaleShift node is applied by the op that reads it (its
 // only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
 // windows tile the map); it is then not built.

@@ -504,6 +504,61 @@ bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
   return absorbable_scale_shift(ctx, reader) == &scale_shift || pool_absorbable_scale_shift(ctx, reader) == &scale_shift;
 }
 
+namespace {
+
+// Layouts, where oneDNN 2.6 has fast kernels (else only its reference one,
+// 100-1000x slower; measured per shape, `vinfer profile` names the
+// implementation). A convolution reading fewer channels than a block (the
+// network's image) reads the plain tensor: a block padded from 3 channels
+// gets the reference kernel. A grouped one whose groups are not whole
+// blocks (ResNeXt, RegNet; depthwise ones excepted) runs channels-last in
+// and out. Every other reads and writes blocks, also where the channel
+// count is not a whole number of blocks (the padded lanes are zero).
+// Precision::BF16 (conv_input_form) reads plain or blocked input in
+// bfloat16 instead.
+struct ConvLayout {
+  Form in, out;
+};
+ConvLayout conv_layout(const Shape& xs, const Shape& ys, std::int64_t groups) {
+  const std::int64_t blk = channel_block();
+  const bool depthwise = groups > 1 && groups == xs[1] && groups == ys[1];
+  const bool split_groups = groups > 1 && !depthwise && ((xs[1] / groups) % blk != 0 || (ys[1] / groups) % blk != 0);
+  if (split_groups) return {Form::ChannelsLast, Form::ChannelsLast};
+  return {xs[1] < blk ? Form::Plain : Form::Blocked, Form::Blocked};
+}
+
+bool is_bf16(Form f) { return f == Form::BlockedBf16 || f == Form::PlainBf16; }
+
+}  // namespace
+
+// oneDNN's bfloat16 kernels (float32 accumulation, bias and post-ops) run
+// every convolution that reads plain or blocked input, except the stride-1
+// 3x3s that vinfer's float32 Winograd runs: on maps of 28x28 and more, and
+// of 14x14 with 256 x 256 channels and more, its 4x fewer multiplications
+// beat bfloat16's 2x faster ones (2 threads, Zen 4, in the network:
+// DenseNet121's 56x56 layers 0.37-0.40 ms against 0.49, its 28x28 ones 0.10
+// against 0.12, VGG19's 14x14 ones 1.63-1.70 against 2.00-2.02, while
+// DenseNet121's narrow 14x14 ones ran 0.032 in bfloat16 against 0.036, and
+// ResNet50's 7x7 ones 0.52-0.56 against 0.70-0.76; VGG19 all in bfloat16
+// ran 95 ms against float32's 70).
+Form conv_input_form(const BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData* w = n.inputs.size() > 1 ? g.constant(n.inputs[1]) : nullptr;
+  if (!w || xs.size() != 4 || w->shape.size() != 4) return Form::Plain;
+  const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  const ConvLayout lay = conv_layout(xs, ys, p.group);
+  if (!ctx.bf16() || lay.in == Form::ChannelsLast) return lay.in;
+  if (lay.in == Form::Plain) return Form::PlainBf16;
+  WinogradGeometry geo;
+  float lo, hi;
+  const bool winograd = ctx.winograd() && p.group == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
+                        p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
+                        own_winograd_geometry(n, p, xs, ys, xs[1] * ys[1] >= 256 * 256 ? 14 * 14 : 28 * 28, geo, lo, hi);
+  return winograd ? Form::Blocked : Form::BlockedBf16;
+}
+
 void build_conv(BuildContext& ctx, const Node& n) {
   if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
   const Graph& g = ctx.graph();
@@ -514,28 +569,13 @@ void build_conv(BuildContext& ctx, const Node& n) {
   if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !b) unsupported(n, "a non-constant bias");
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
-
-  // Layouts, where oneDNN 2.6 has fast kernels (else only its reference one,
-  // 100-1000x slower; measured per shape, `vinfer profile` names the
-  // implementation). A convolution reading fewer channels than a block (the
-  // network's image) reads the plain tensor: a block padded from 3 channels
-  // gets the reference kernel. A grouped one whose groups are not whole
-  // blocks (ResNeXt, RegNet; depthwise ones excepted) runs channels-last in
-  // and out. Every other reads and writes blocks, also where the channel
-  // count is not a whole number of blocks (the padded lanes are zero).
   const std::int64_t G = p.group;
-  const std::int64_t blk = channel_block();
-  const bool depthwise = G > 1 && G == xs[1] && G == ys[1];
-  const bool split_groups = G > 1 && !depthwise && ((xs[1] / G) % blk != 0 || (ys[1] / G) % blk != 0);
-  const Form in_form = split_groups ? Form::ChannelsLast : xs[1] < blk ? Form::Plain : Form::Blocked;
-  const Form out_form = split_groups ? Form::ChannelsLast : Form::Blocked;
-  // Precision::BF16: oneDNN's bfloat16 kernels (float32 accumulation, bias
-  // and post-ops) read blocks in bfloat16 and write them so where only
-  // convolutions read the output; the first convolution (the image) and
-  // channels-last ones stay float32.
-  const bool bf16 = ctx.bf16() && in_form == Form::Blocked;
+  const auto [in_form, out_form] = conv_layout(xs, ys, G);
+  // Precision::BF16: the output is written in bfloat16 where only
+  // convolutions that read it so read it.
+  const Form src_form = conv_input_form(ctx, n);
+  const bool bf16 = is_bf16(src_form);
   if (!bf16 && build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
-  const Form src_form = bf16 ? Form::BlockedBf16 : in_form;
   const Form dst_form = bf16 && ctx.bf16_value(n.outputs[0]) ? Form::BlockedBf16 : out_form;
   const memory::desc src_md = md_for(xs, src_form), dst_md = md_for(ys, dst_form);
 

@@ -155,7 +155,8 @@ class Program final : public BuildContext, public detail::Executor {
     if (!bf16_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return false;
     const auto& readers = consumers_[v];
     return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
-      return g_.nodes[static_cast<std::size_t>(r)].op == "Conv";
+      const Node& n = g_.nodes[static_cast<std::size_t>(r)];
+      return n.op == "Conv" && n.inputs[0] == value && conv_input_form(*this, n) == Form::BlockedBf16;
     });
   }
   bool tune() const override { return tune_; }
@@ -168,7 +169,7 @@ class Program final : public BuildContext, public detail::Executor {
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
     auto src = forms_.end();
-    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16})
+    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16, Form::PlainBf16})
       if (src == forms_.end() && other != form) src = forms_.find({value, other});
     if (src == forms_.end()) {
       if (g_.value(value).is_constant())

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Reduced precision side by side: vinfer and OpenVINO, each at float32 and
+at bfloat16, on the same ONNX files and inputs, in one run: the forward
+pass's speed (batch 1 and batch 32) and how far bfloat16 moves the logits
+on the same photos.
+
+    .venv-peers/bin/python bench/peers/bench_precision.py [--models densenet121,...] [--batches 1,32]
+                                                          [--rounds 3] [--loops 20]
+
+Speed: every engine and precision runs in its own process, one after the
+other, all threads of the machine; the whole sequence repeats --rounds
+times, and a figure is the median over all rounds' passes (per image). Each
+round's vinfer bf16 / OpenVINO bf16 ratio is kept too (they ran back to
+back). Error: each engine's bfloat16 logits against its own float32 ones on
+the photos in tests/data/images, preprocessed by `vinfer preprocess
+--preset torchvision` (the same tensors for both; vinfer's side is `vinfer
+check --json`): max |dlogit| / max |logit| (worst image, and the mean over
+images), top-1 and top-5 agreement, the lowest cosine similarity. The
+networks have random weights (tests/models/export_models.py): the error
+measures mean the same for any weights, the agreement less so.
+Writes out/bench_precision.{json,md}.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
+
+PHOTOS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "images", "*")))
+PRECISIONS = ("f32", "bf16")
+
+
+def batch_input(model_dir, name, batch):
+    """The export's own input, repeated to `batch` images, as a .npy path."""
+    path = os.path.join(model_dir, f"{name}.input.b{batch}.npy")
+    if not os.path.exists(path):
+        x = np.load(os.path.join(model_dir, name + ".input.npy"))
+        np.save(path, np.repeat(x, batch, axis=0))
+    return path
+
+
+def openvino_model(onnx_path, precision, batch):
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(onnx_path)
+    model.reshape({model.inputs[0].any_name: [batch, 3, 224, 224]})
+    cfg = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": CORES, "INFERENCE_PRECISION_HINT": precision}
+    return core.compile_model(model, "CPU", cfg), ov.__version__.split("-")[0]
+
+
+def child(engine, precision, model_dir, name, batch, loops, warmup):
+    x = np.load(batch_input(model_dir, name, batch))
+    cm, ver = openvino_model(os.path.join(model_dir, name + ".onnx"), precision, batch)
+    req = cm.create_infer_request()
+    got = str(cm.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: '", "").replace("'>", "")
+    return timed_loop(lambda: req.infer({0: x}), loops, warmup), f"{ver} (inference precision {got})"
+
+
+def run_vinfer(precision, model_dir, name, batch, loops, warmup):
+    fd, out = tempfile.mkstemp(prefix=f"vinfer_{name}_", suffix=".json")
+    os.close(fd)
+    cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup",
+           str(warmup), "--input", batch_input(model_dir, name, batch), "--batch", str(batch), "--precision", precision,
+           "--threads", str(CORES), "--json", out]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        j = json.load(f)
+    os.remove(out)
+    return j["per_iter_ms"], j["vinfer"]
+
+
+def measures(ref, test):
+    """The error measures of `vinfer check` for one engine (rows: images)."""
+    rel = [float(np.abs(t - r).max() / np.abs(r).max()) for r, t in zip(ref, test)]
+    cos = [float(np.dot(r, t) / np.sqrt(np.dot(r, r) * np.dot(t, t))) for r, t in zip(ref, test)]
+    top5 = [set(np.argsort(-r)[:5]) == set(np.argsort(-t)[:5]) for r, t in zip(ref, test)]
+    return {"max_rel": max(rel), "mean_max_rel": statistics.fmean(rel), "top1": statistics.fmean(
+        float(np.argmax(r) == np.argmax(t)) for r, t in zip(ref, test)), "top5": statistics.fmean(map(float, top5)),
+        "cosine_min": min(cos)}
+
+
+def errors(model_dir, name, tmp):
+    """bf16 against f32 for each engine on the photos."""
+    onnx_path = os.path.join(model_dir, name + ".onnx")
+    fd, out = tempfile.mkstemp(prefix=f"check_{name}_", suffix=".json")
+    os.close(fd)
+    subprocess.run([VINFER, "check", onnx_path, *PHOTOS, "--precision", "bf16", "--threads", str(CORES), "--json", out],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        j = json.load(f)
+    os.remove(out)
+    vin = {"max_rel": j["max_rel_error"]["max"], "mean_max_rel": j["max_rel_error"]["mean"], "top1": j["top1_agreement"],
+           "top5": j["top5_agreement"], "cosine_min": j["cosine"]["min"]}
+    xs = []
+    for k, photo in enumerate(PHOTOS):
+        path = os.path.join(tmp, f"{k}.npy")
+        subprocess.run([VINFER, "preprocess", photo, path, "--preset", "torchvision"], check=True, stdout=subprocess.DEVNULL)
+        xs.append(np.load(path).reshape(1, 3, 224, 224))
+    logits = {}
+    for precision in PRECISIONS:
+        cm, _ = openvino_model(onnx_path, precision, 1)
+        logits[precision] = [cm(x)[0].reshape(-1).astype(np.float64) for x in xs]
+    ref = [np.float64(r) for r in logits["f32"]]
+    return {"vinfer": vin, "openvino": measures(ref, logits["bf16"])}
+
+
+def cpu_name():
+    info = {}
+    for line in open("/proc/cpuinfo").read().split("\n\n")[0].splitlines():
+        k, _, v = line.partition(":")
+        info[k.strip()] = v.strip()
+    flags = info.get("flags", "").split()
+    isa = "AVX-512" + (" + AVX512_BF16" if "avx512_bf16" in flags else "") if "avx512f" in flags else "AVX2"
+    return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}), {isa}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="densenet121,densenet201,resnet50,vgg19")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--loops", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--model-dir", default=os.path.join(ROOT, "out", "models"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench_precision"))
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        engine, precision, name, batch = a.child
+        ts, ver = child(engine, precision, a.model_dir, name, int(batch), a.loops, a.warmup)
+        print(json.dumps({"ms": ts, "version": ver}))
+        return
+    models, batches = a.models.split(","), [int(b) for b in a.batches.split(",")]
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    subprocess.run([sys.executable, EXPORT, a.model_dir] + models, check=True, env=dict(os.environ, VINFER_OPSET="17"))
+    with tempfile.TemporaryDirectory() as tmp:
+        errs = {name: errors(a.model_dir, name, tmp) for name in models}
+    samples, versions, round_p50 = {}, {}, {}
+    for r in range(a.rounds):
+        for name in models:
+            for batch in batches:
+                # Fewer passes at batch 32: each is 32 images.
+                loops, warmup = (a.loops, a.warmup) if batch == 1 else (max(3, a.loops // 4), 1)
+                for engine in ("vinfer", "openvino"):
+                    for precision in PRECISIONS:
+                        if engine == "vinfer":
+                            ts, ver = run_vinfer(precision, a.model_dir, name, batch, loops, warmup)
+                        else:
+                            p = subprocess.run([sys.executable, __file__, "--model-dir", a.model_dir, "--loops", str(loops),
+                                                "--warmup", str(warmup), "--child", engine, precision, name, str(batch)],
+                                               check=True, capture_output=True, text=True)
+                            d = json.loads(p.stdout.strip().splitlines()[-1])
+                            ts, ver = d["ms"], d["version"]
+                        ts = [t / batch for t in ts]
+                        key = (name, batch, engine, precision)
+                        samples.setdefault(key, []).extend(ts)
+                        round_p50[(r,) + key] = statistics.median(ts)
+                        versions[f"{engine} {precision}"] = ver
+                        print(f"round {r + 1}: {name:12s} batch {batch:3d} {engine:9s} {precision:5s} p50 "
+                              f"{statistics.median(ts):8.2f} ms/image", flush=True)
+    cpu = cpu_name()
+    rows = [{"model": k[0], "batch": k[1], "engine": k[2], "precision": k[3], "p50": statistics.median(ts), "min": min(ts),
+             "n": len(ts)} for k, ts in samples.items()]
+    with open(a.out + ".json", "w") as f:
+        json.dump({"cpu": cpu, "cores": CORES, "versions": versions, "rounds": a.rounds, "rows": rows, "errors": errs}, f,
+                  indent=1)
+
+    def p50(*key):
+        return statistics.median(samples[key])
+
+    lines = [f"Forward pass per image, p50 ms (median of {a.rounds} rounds), {CORES} threads; CPU {cpu}.",
+             "Versions: " + ", ".join(f"{k}: {v}" for k, v in versions.items()), "",
+             "| model | batch | vinfer f32 | vinfer bf16 | OpenVINO f32 | OpenVINO bf16 | vinfer bf16 / OpenVINO bf16 "
+             "(paired, median [min-max]) | vinfer bf16 / vinfer f32 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in models:
+        for batch in batches:
+            q = sorted(round_p50[(r, name, batch, "vinfer", "bf16")] / round_p50[(r, name, batch, "openvino", "bf16")]
+                       for r in range(a.rounds))
+            vb, vf = p50(name, batch, "vinfer", "bf16"), p50(name, batch, "vinfer", "f32")
+            lines.append(f"| {name} | {batch} | {vf:.2f} | **{vb:.2f}** | {p50(name, batch, 'openvino', 'f32'):.2f} | "
+                         f"{p50(name, batch, 'openvino', 'bf16'):.2f} | **{statistics.median(q):.2f}x** "
+                         f"[{q[0]:.2f}-{q[-1]:.2f}] | {vb / vf:.2f}x |")
+    lines += ["", f"bf16 against the same engine's f32 on {len(PHOTOS)} photos (tests/data/images, preset torchvision)", "",
+              "| model | engine | max \\|dlogit\\| / max \\|logit\\|: worst | mean | top-1 agreement | top-5 agreement | "
+              "min cosine |", "|---|---|---:|---:|---:|---:|---:|"]
+    for name in models:
+        for engine in ("vinfer", "openvino"):
+            e = errs[name][engine]
+            lines.append(f"| {name} | {engine} | {e['max_rel']:.2e} | {e['mean_max_rel']:.2e} | {100 * e['top1']:.0f} % | "
+                         f"{100 * e['top5']:.0f} % | {e['cosine_min']:.6f} |")
+    with open(a.out + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
