@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "cpu/cpu_op.hpp"
+#include "cpu/kernels.hpp"
+#include "util/cpu_features.hpp"
 #include "vinfer/error.hpp"
 
 namespace vinfer::cpu {
@@ -143,7 +145,56 @@ void CpuOp::bind(const dnnl::engine& eng, const std::function<void*(int)>& addre
   if (scratch_md.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(scratch_md, eng, scratch);
 }
 
+namespace {
+
+class ToBf16Op : public CpuOp {
+ public:
+  const float* src = nullptr;
+  std::uint16_t* dst = nullptr;
+  std::int64_t count = 0;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_FROM).get_data_handle());
+    dst = static_cast<std::uint16_t*>(args.at(DNNL_ARG_TO).get_data_handle());
+  }
+  void execute(dnnl::stream&) override {
+    constexpr std::int64_t kChunk = 16 * 1024;  // values per task
+    const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c)
+      to_bf16_avx512(src + c * kChunk, dst + c * kChunk, std::min(kChunk, count - c * kChunk));
+  }
+};
+
+// Whether `to` is `from` in bfloat16, element for element (same layout and padding).
+bool same_layout_to_bf16(const memory::desc& from, const memory::desc& to) {
+  if (from.data_type() != memory::data_type::f32 || to.data_type() != memory::data_type::bf16) return false;
+  const dnnl_memory_desc_t& a = from.data;
+  const dnnl_memory_desc_t& b = to.data;
+  if (a.ndims != b.ndims || a.format_kind != dnnl_blocked || b.format_kind != dnnl_blocked || a.offset0 != b.offset0) return false;
+  for (int i = 0; i < a.ndims; ++i)
+    if (a.dims[i] != b.dims[i] || a.padded_dims[i] != b.padded_dims[i] || a.format_desc.blocking.strides[i] != b.format_desc.blocking.strides[i])
+      return false;
+  const auto& ab = a.format_desc.blocking;
+  const auto& bb = b.format_desc.blocking;
+  if (ab.inner_nblks != bb.inner_nblks) return false;
+  for (int i = 0; i < ab.inner_nblks; ++i)
+    if (ab.inner_blks[i] != bb.inner_blks[i] || ab.inner_idxs[i] != bb.inner_idxs[i]) return false;
+  return true;
+}
+
+}  // namespace
+
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name) {
+  if (detail::cpu_features().avx512_bf16 && same_layout_to_bf16(from.md, to.md)) {
+    auto op = std::make_unique<ToBf16Op>();
+    op->count = static_cast<std::int64_t>(from.md.get_size() / sizeof(float));
+    op->name = name;
+    op->impl = "vinfer:to_bf16_avx512";
+    op->acts[DNNL_ARG_FROM] = from;
+    op->acts[DNNL_ARG_TO] = to;
+    return op;
+  }
   auto op = std::make_unique<PrimitiveOp>();
   dnnl::reorder::primitive_desc pd(eng, from.md, eng, to.md, default_attr());
   op->prim = dnnl::reorder(pd);

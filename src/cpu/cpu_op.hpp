@@ -86,7 +86,8 @@ class BuildContext {
   virtual bool bf16() const = 0;
   // Whether `value` may be written in BlockedBf16 alone: bf16(), 4-D, not
   // the network's output nor a view into a concatenation, and read only by
-  // convolutions that read bfloat16 blocks (conv_reads_bf16).
+  // convolutions that read bfloat16 blocks (conv_input_form), as their
+  // input or as the operand of their residual add.
   virtual bool bf16_value(int value) const = 0;
   // Whether kernels may be chosen by timing them at load (EngineOptions::tune),
   // and the record of it: time spent timing, and each tuned layer (whether the
@@ -181,7 +182,11 @@ void build_split(BuildContext& ctx, const Node& n);
 // Any other node the reference evaluator runs (graph/reference.hpp), on
 // plain float tensors: slow but exact, named by `vinfer info`.
 void build_reference(BuildContext& ctx, const Node& n);
-// A layout conversion between two tensors (used by the program for Form changes).
+// A layout conversion between two tensors (used by the program for Form
+// changes). Float32 to bfloat16 in the same layout (Blocked to BlockedBf16,
+// Plain to PlainBf16) is vinfer's AVX512_BF16 loop: oneDNN 2.6's reorder
+// for it (jit:uni) ran at ~1-2 GB/s, in ResNet50 costing more than the
+// float32 Winograd before it saved.
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name);
 
 }  // namespace vinfer::cpu

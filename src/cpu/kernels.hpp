@@ -29,6 +29,8 @@ inline std::uint16_t to_bf16(float f) {
 // bfloat16 output: the portable reference, and the AVX512_BF16 kernel
 // (simd_avx512_bf16.cpp; only where cpu_features().avx512_bf16).
 void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b, bool relu);
+// y[i] = to_bf16(x[i]) for n values (AVX512_BF16; only where cpu_features().avx512_bf16).
+void to_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n);
 void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b,
                                        bool relu);
 

@@ -156,7 +156,8 @@ class Program final : public BuildContext, public detail::Executor {
     const auto& readers = consumers_[v];
     return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
       const Node& n = g_.nodes[static_cast<std::size_t>(r)];
-      return n.op == "Conv" && n.inputs[0] == value && conv_input_form(*this, n) == Form::BlockedBf16;
+      // (also as a residual operand: oneDNN adds one in bfloat16 as well)
+      return n.op == "Conv" && conv_input_form(*this, n) == Form::BlockedBf16;
     });
   }
   bool tune() const override { return tune_; }

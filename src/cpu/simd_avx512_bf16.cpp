@@ -18,4 +18,11 @@ void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::in
   }
 }
 
+void to_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n) {
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_loadu_ps(x + i))));
+  for (; i < n; ++i) y[i] = to_bf16(x[i]);
+}
+
 }  // namespace vinfer::cpu
