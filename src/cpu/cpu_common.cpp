@@ -41,8 +41,9 @@ memory::desc md_for(const Shape& s, Form form) {
   }
   if (form == Form::Plain) return plain_md(s);
   if (form == Form::PlainBf16) {
-    memory::desc f = plain_md(s);
-    return memory::desc(f.dims(), memory::data_type::bf16, Tag::nchw);
+    static const Tag tags[] = {Tag::a, Tag::a, Tag::ab, Tag::abc, Tag::abcd, Tag::abcde, Tag::abcdef};
+    const memory::desc f = plain_md(s);
+    return memory::desc(f.dims(), memory::data_type::bf16, tags[f.dims().size()]);
   }
   if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
   return memory::desc(to_dims(s), memory::data_type::f32, Tag::nhwc);

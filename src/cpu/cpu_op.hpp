@@ -29,7 +29,7 @@ enum class Form {
   ChannelsLast,  // NHWC (4-D only): for grouped convolutions whose groups are not whole blocks
   BlockedBf16,   // Blocked in bfloat16: what convolutions read (and, for other convolutions, write)
                  // with Precision::BF16
-  PlainBf16,     // Plain in bfloat16 (4-D only): the image, for a first convolution in bfloat16
+  PlainBf16,     // Plain in bfloat16: the image for a first convolution, rows for a matrix product
 };
 const char* form_name(Form form);
 

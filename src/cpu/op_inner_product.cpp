@@ -171,12 +171,12 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   const bool has_bias = !dp.bias.f.empty();
   const TensorData& bias = dp.bias;
 
-  TensorRef src = ctx.input(n.inputs[0], Form::Plain);
-  src.md = plain_md({M, K});
   TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
   dst.md = plain_md({M, N});
 
   if (gemv_takes(n, M, K)) {
+    TensorRef src = ctx.input(n.inputs[0], Form::Plain);
+    src.md = plain_md({M, K});
     auto op = std::make_unique<GemvOp>();
     op->K = K, op->N = N, op->ld = (N + 15) / 16 * 16;
     if (pack_gemv(*op, dp)) {
@@ -198,10 +198,16 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
 
   // oneDNN's matmul with weights in the layout it picks: 1.0-1.3x faster than
   // its inner product on ViT's and ConvNeXt's shapes (M = 197 and 3136 rows;
-  // 2 threads, AVX-512), never slower on those measured.
+  // 2 threads, AVX-512), never slower on those measured. With
+  // Precision::BF16 its bfloat16 kernel (rows and weights rounded, float32
+  // sums); the one-row kernel above stays float32: it reads only the rows
+  // of non-zero inputs, at the memory's speed.
   // The graph's [K, N] as it is, else the [N, K] rows read as [K, N].
+  const bool bf16 = ctx.bf16();
+  TensorRef src = ctx.input(n.inputs[0], bf16 ? Form::PlainBf16 : Form::Plain);
+  src.md = md_for({M, K}, bf16 ? Form::PlainBf16 : Form::Plain);
   const memory::desc user_w({K, N}, memory::data_type::f32, dp.kn ? Tag::ab : Tag::ba);
-  const memory::desc any_w({K, N}, memory::data_type::f32, Tag::any);
+  const memory::desc any_w({K, N}, bf16 ? memory::data_type::bf16 : memory::data_type::f32, Tag::any);
   const memory::desc bias_md = plain_md({1, N});
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;

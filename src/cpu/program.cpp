@@ -136,6 +136,13 @@ class Program final : public BuildContext, public detail::Executor {
         info.passes.push_back("tune_cache: " + tune_cache_ + " (" + std::to_string(cached) + " choices read, " +
                               (tune_shapes_ > 0 ? std::to_string(saved) + " written)" : "nothing new)"));
     }
+    if (bf16_) {
+      int convs = 0, low = 0;
+      for (const Node& n : g_.nodes)
+        if (n.op == "Conv") ++convs, low += conv_input_form(*this, n) == Form::BlockedBf16 || conv_input_form(*this, n) == Form::PlainBf16;
+      info.passes.push_back("precision bf16: " + std::to_string(low) + " of " + std::to_string(convs) +
+                            " convolutions in bfloat16 (the rest float32: Winograd on large maps, channels-last ones)");
+    }
     if (!fallback_.empty()) {
       std::string line = "reference_fallback: " + std::to_string(fallback_.size()) + " node(s) on the reference evaluator (slow):";
       for (std::size_t i = 0; i < fallback_.size() && i < 8; ++i) line += (i ? "; " : " ") + fallback_[i];

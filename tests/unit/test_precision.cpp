@@ -75,6 +75,21 @@ TEST(Precision, Bf16ScaleShiftKernelMatchesReference) {
   }
 }
 
+TEST(Precision, Bf16ConversionKernelMatchesReference) {
+  if (!detail::cpu_features().avx512_bf16) {
+    EXPECT_FALSE(cpu_has_bf16());
+    return;
+  }
+  std::vector<float> x = test::random_tensor({16 * 21 + 5}, 9, -1e3f, 1e3f).f;  // (a tail after whole vectors)
+  x[1] = std::numeric_limits<float>::quiet_NaN(), x[2] = std::numeric_limits<float>::max(), x[3] = from_bits(0x3f808000);
+  std::vector<std::uint16_t> got(x.size(), 0xdead);
+  cpu::to_bf16_avx512(x.data(), got.data(), static_cast<std::int64_t>(x.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) EXPECT_TRUE(std::isnan(from_bf16(got[i])));
+    else EXPECT_EQ(got[i], cpu::to_bf16(x[i])) << "element " << i;
+  }
+}
+
 TEST(Precision, CompareLogits) {
   const float ref[] = {1.f, 4.f, -2.f, 3.f, 0.5f, 2.f, -8.f};
   LogitAgreement a = compare_logits(ref, ref, 7);
@@ -100,6 +115,34 @@ TEST(Precision, CompareLogits) {
   // A NaN agrees with nothing.
   float nan[] = {1.f, 4.f, -2.f, 3.f, 0.5f, NAN, -8.f};
   EXPECT_TRUE(std::isinf(compare_logits(ref, nan, 7).max_rel));
+}
+
+// Matrix products of many rows (a transformer's) run in bfloat16 too.
+TEST(Precision, Bf16MatMulNearF32) {
+  Graph g;
+  const int x = g.add_input("x", {1, 50, 64});
+  const int w = g.add_constant("w", test::random_tensor({64, 32}, 11));
+  g.mark_output(g.add_node("MatMul", {x, w})[0]);
+  EngineOptions opt;
+  opt.threads = 2;
+  opt.precision = Precision::BF16;
+  if (!cpu_has_bf16()) {
+    EXPECT_THROW(Model::from_graph(g, "matmul", opt), Error);
+    return;
+  }
+  Model low = Model::from_graph(g, "matmul", opt);
+  opt.precision = Precision::F32;
+  Model f32 = Model::from_graph(g, "matmul", opt);
+  const TensorData in = test::random_tensor({1, 50, 64}, 12);
+  std::vector<float> want(f32.output_size()), got(want.size());
+  f32.run(in.f.data(), want.data());
+  low.run(in.f.data(), got.data());
+  const LogitAgreement a = compare_logits(want.data(), got.data(), static_cast<int>(want.size()));
+  EXPECT_GT(a.max_rel, 0.0);
+  EXPECT_LE(a.max_rel, 2e-2);
+  bool bf16_kernel = false;
+  for (const auto& [node, impl] : low.info().kernels) bf16_kernel |= node.rfind("MatMul", 0) == 0 && impl.find("bf16") != std::string::npos;
+  EXPECT_TRUE(bf16_kernel);
 }
 
 // A normalized photo: bfloat16's error depends on the data, so the networks
