@@ -32,7 +32,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
+from common import CORES, EXPORT, ROOT, VINFER, cpu_description, timed_loop  # noqa: E402
 
 PHOTOS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "images", "*")))
 PRECISIONS = ("f32", "bf16")
@@ -112,16 +112,6 @@ def errors(model_dir, name, tmp):
     return {"vinfer": vin, "openvino": measures(ref, logits["bf16"])}
 
 
-def cpu_name():
-    info = {}
-    for line in open("/proc/cpuinfo").read().split("\n\n")[0].splitlines():
-        k, _, v = line.partition(":")
-        info[k.strip()] = v.strip()
-    flags = info.get("flags", "").split()
-    isa = "AVX-512" + (" + AVX512_BF16" if "avx512_bf16" in flags else "") if "avx512f" in flags else "AVX2"
-    return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}), {isa}"
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="densenet121,densenet201,resnet50,vgg19")
@@ -166,7 +156,7 @@ def main():
                         versions[f"{engine} {precision}"] = ver
                         print(f"round {r + 1}: {name:12s} batch {batch:3d} {engine:9s} {precision:5s} p50 "
                               f"{statistics.median(ts):8.2f} ms/image", flush=True)
-    cpu = cpu_name()
+    cpu = cpu_description()
     rows = [{"model": k[0], "batch": k[1], "engine": k[2], "precision": k[3], "p50": statistics.median(ts), "min": min(ts),
              "n": len(ts)} for k, ts in samples.items()]
     with open(a.out + ".json", "w") as f:
