@@ -161,7 +161,7 @@ std::vector<float> photo(const Model& m, const std::string& preset) {
 // same bits run to run. On a CPU without bfloat16 dot products (or under
 // VINFER_ISA=avx2 / VINFER_BF16=0) loading is refused, saying why.
 TEST(Precision, Bf16OnEveryBuiltInNetwork) {
-  for (const char* name : {"densenet121", "resnet50", "vgg11_bn", "keras:densenet121", "keras:resnet50"}) {
+  for (const char* name : {"densenet121", "resnet50", "resnet18", "vgg11_bn", "keras:densenet121", "keras:resnet50"}) {
     ZooInfo info;
     const Graph g = zoo_graph(name, "", &info, 7);
     EngineOptions opt;
