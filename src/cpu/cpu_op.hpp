@@ -162,6 +162,7 @@ void build_reduce(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (+ ReLU) that this AveragePool applies as it reads
 // it, or null.
 const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& pool);
+// An activation, Sqrt, or Pow by a constant scalar, alone (oneDNN eltwise).
 void build_eltwise(BuildContext& ctx, const Node& n);
 void build_binary(BuildContext& ctx, const Node& n);
 void build_concat(BuildContext& ctx, const Node& n);

@@ -1,4 +1,4 @@
-// Standalone activations (oneDNN eltwise) and Add/Mul/Sub/Div with
+// Standalone activations, Sqrt and Pow by a constant (oneDNN eltwise) and Add/Mul/Sub/Div with
 // broadcasting (oneDNN binary). Most activations never get here: the passes
 // fuse them into the producing convolution.
 #include <limits>
@@ -27,12 +27,29 @@ Form form_of(const BuildContext& ctx, const Node& n, const Shape& s) {
   return Form::Blocked;
 }
 
+// The oneDNN steps of an activation, or of Sqrt, or of Pow with a constant
+// scalar exponent (older exporters' decomposed LayerNormalization squares
+// and takes roots: on the reference evaluator they had cost ConvNeXt-T
+// 138 ms a pass).
+std::vector<EltwiseStep> unary_steps(const Graph& g, const Node& n) {
+  if (detail::is_activation(n.op)) return eltwise_steps(detail::activation_of(g, n));
+  if (n.op == "Sqrt") return {{dnnl::algorithm::eltwise_sqrt}};
+  if (n.op == "Pow") {
+    const TensorData* e = n.inputs.size() == 2 ? g.constant(n.inputs[1]) : nullptr;
+    if (!e || e->dtype != DType::F32 || e->numel() != 1) unsupported(n, "a Pow whose exponent is not a constant float scalar");
+    if (e->f[0] == 2.f) return {{dnnl::algorithm::eltwise_square}};  // (x * x, as the reference's pow(x, 2) is exactly)
+    return {{dnnl::algorithm::eltwise_pow, 1.f, e->f[0]}};
+  }
+  unsupported(n, "the operator");
+}
+
 }  // namespace
 
 void build_eltwise(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& s = g.value(n.inputs[0]).shape;
-  const std::vector<EltwiseStep> steps = eltwise_steps(detail::activation_of(g, n));
+  if (g.value(n.inputs[0]).dtype != DType::F32) unsupported(n, "a non-float input");
+  const std::vector<EltwiseStep> steps = unary_steps(g, n);
   auto desc = [&](const EltwiseStep& e, const memory::desc& md) {
     return dnnl::eltwise_forward::primitive_desc(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, e.alg, md, e.alpha, e.beta), default_attr(), ctx.engine());

@@ -65,6 +65,8 @@ const std::map<std::string, Factory>& kernel_table() {
       {"Gemm", build_inner_product},
       {"MatMul", build_inner_product},
       {"Softmax", build_softmax},
+      {"Sqrt", build_eltwise},
+      {"Pow", build_eltwise},
       {"LayerNormalization", build_layer_norm},
       {"vinfer.ScaleShift", [](BuildContext& ctx, const Node& n) {
          if (!scale_shift_absorbed(ctx, n)) build_scale_shift(ctx, n);

@@ -246,6 +246,34 @@ TEST(EngineOps, Activations) {
   }
 }
 
+// Sqrt, and Pow by a constant scalar (older exporters' decomposed
+// LayerNormalization: x - mean, squared, mean, + eps, root) on oneDNN's
+// element-wise kernels, as the reference computes them; a runtime exponent
+// stays on the reference evaluator.
+TEST(EngineOps, SqrtAndPowByAConstant) {
+  for (const float e : {2.f, 3.f, 0.5f}) {
+    for (const Shape& s : {Shape{1, 20, 5, 5}, Shape{1, 7, 37}}) {
+      Graph g;
+      const int x = g.add_input("x", s);
+      const int sq = g.add_node("Pow", {g.add_node("Abs", {x})[0], g.add_constant("e", TensorData::f32({}, {e}))})[0];
+      g.mark_output(g.add_node("Sqrt", {sq})[0]);
+      ModelInfo info;
+      EXPECT_LT(cpu_vs_reference(g, &info), 1e-6) << "exponent " << e << " on " << shape_str(s);
+      for (const auto& [node, impl] : info.kernels)
+        if (node.rfind("Pow", 0) == 0 || node.rfind("Sqrt", 0) == 0) EXPECT_NE(impl, "vinfer:reference") << node;
+    }
+  }
+  Graph g;
+  const int x = g.add_input("x", {1, 8});
+  g.mark_output(g.add_node("Pow", {g.add_node("Abs", {x})[0], x}, {}, 1, "runtime_exponent")[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(g, &info), 1e-6);
+  bool named = false;
+  for (const std::string& p : info.passes)
+    named |= p.find("reference_fallback") == 0 && p.find("Pow 'runtime_exponent' (") != std::string::npos;
+  EXPECT_TRUE(named) << "a runtime exponent runs on the reference evaluator";
+}
+
 // LayerNormalization over the last axis and over the last two, with and
 // without bias, against the reference (itself against numbers worked by hand
 // below); ConvNeXt's channels-last block and ViT's attention products run too.
