@@ -91,8 +91,9 @@ struct BenchCmd {
     }
     const LatencySummary s = summarize(ms);
     const std::int64_t batch = model.batch();
-    std::printf("%s: forward pass, batch %lld, %s, %zu loops after %d warm-up\n", m.model.c_str(), static_cast<long long>(batch),
-                m.device == "cpu" ? (std::to_string(model.threads()) + " threads").c_str() : m.device.c_str(), ms.size(), warmup);
+    std::printf("%s: forward pass, batch %lld, %s, %s, %zu loops after %d warm-up\n", m.model.c_str(), static_cast<long long>(batch),
+                m.device == "cpu" ? (std::to_string(model.threads()) + " threads").c_str() : m.device.c_str(), m.precision.c_str(),
+                ms.size(), warmup);
     std::printf("  p50 %.3f ms   p90 %.3f ms   min %.3f ms   mean %.3f ms   (load %.0f ms)\n", s.p50, s.p90, s.min, s.mean, load_ms);
     if (batch > 1)
       std::printf("  per image: p50 %.3f ms, %.1f images/s\n", s.p50 / static_cast<double>(batch), 1000.0 * static_cast<double>(batch) / s.p50);
@@ -104,7 +105,8 @@ struct BenchCmd {
     }
     if (!json_path.empty()) {
       nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
-                       {"threads", model.threads()}, {"batch", batch}, {"loops", ms.size()}, {"warmup", warmup},
+                       {"threads", model.threads()},
+                       {"precision", m.precision}, {"batch", batch}, {"precision", m.precision}, {"loops", ms.size()}, {"warmup", warmup},
                        {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
                        {"device", m.device},  {"stages_ms", stage_json}, {"input", input_path.empty() ? "fixed N(0,1) noise" : input_path},
                        {"machine", machine_json(model)}, {"vinfer", version()}};
