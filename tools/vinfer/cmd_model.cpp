@@ -167,8 +167,10 @@ struct BenchCmd {
       stage_mean_sum += ss[static_cast<std::size_t>(k)].mean;
     }
     const double fps = pipeline ? r.throughput_fps : 1000.0 / ts.mean;
-    std::printf("%s%s, preset %s, %d threads, %zu iterations after %d warm-up, %s, %zu image(s)%s\n", m.model.c_str(),
-                m.zoo.random_weights ? " (seeded random weights)" : "", preset_name.c_str(), model.threads(), r.iterations.size(), warmup,
+    // (The precision is named where it is not the default f32.)
+    std::printf("%s%s, preset %s, %d threads%s, %zu iterations after %d warm-up, %s, %zu image(s)%s\n", m.model.c_str(),
+                m.zoo.random_weights ? " (seeded random weights)" : "", preset_name.c_str(), model.threads(),
+                m.precision == "f32" ? "" : (", " + m.precision).c_str(), r.iterations.size(), warmup,
                 pipeline ? "pipelined (decode overlaps inference)" : "one image at a time", images.size(),
                 opt.device_preprocess ? ", resize + normalize on the device (inside infer)" : "");
     std::printf("\n| FPS | Latency (ms) |\n|---:|---:|\n| %.1f | %.2f |\n\n", fps, ts.p50);
