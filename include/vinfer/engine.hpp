@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "vinfer/calibration.hpp"
 #include "vinfer/graph.hpp"
 #include "vinfer/preprocess.hpp"
 
@@ -36,13 +37,20 @@ enum class Precision {
          // with bfloat16 dot products (AVX512_BF16 or AMX; cpu_has_bf16()); everything else float32.
          // Faster, and less exact: logits move by ~1e-3..1e-2 of their range. `vinfer check`
          // measures by how much on a user's own images.
+  INT8,  // Cpu: convolutions in 8-bit integers (post-training static quantization): inputs
+         // quantized with the ranges of a Calibration (EngineOptions::calibration), weights per
+         // output channel, int32 accumulation; on CPUs with int8 dot products (AVX512_VNNI;
+         // cpu_has_int8()). The network's first convolution (fewer than 16 input channels) and
+         // grouped ones stay float32, as does everything that is not a convolution.
 };
-const char* to_string(Precision p);  // "f32", "bf16"
-// "f32"/"fp32"/"float32" or "bf16"/"bfloat16"; throws InvalidArgument otherwise.
+const char* to_string(Precision p);  // "f32", "bf16", "int8"
+// "f32"/"fp32"/"float32", "bf16"/"bfloat16" or "int8"; throws InvalidArgument otherwise.
 Precision parse_precision(const std::string& name);
 // Whether this CPU runs Precision::BF16 (dot products in bfloat16); false on
 // CPUs without them, where a bfloat16 mode would be slower than float32.
 bool cpu_has_bf16();
+// Whether this CPU runs Precision::INT8 (AVX512_VNNI dot products).
+bool cpu_has_int8();
 
 struct EngineOptions {
   Backend backend = Backend::Cpu;
@@ -62,7 +70,10 @@ struct EngineOptions {
   int device = 0;          // Cuda: which GPU
   bool allow_tf32 = false; // Cuda: let convolutions and GEMMs use TF32 tensor cores (faster; ~1e-3
                            // relative error instead of FP32's ~1e-6)
-  Precision precision = Precision::F32;  // see Precision; BF16 on a CPU without it is refused at load
+  Precision precision = Precision::F32;  // see Precision; BF16 or INT8 on a CPU without it is refused at load
+  std::shared_ptr<const Calibration> calibration;  // INT8: the ranges (vinfer/calibration.hpp); required
+  bool record_ranges = false;  // Cpu, F32: record the range of every convolution's input over the runs, for
+                               // calibration() (slower; convolutions also keep their input apart)
   int batch = 0;           // images per run(): the network's batch dimension, where it is symbolic (the
                            // built-in networks; ONNX files exported with a dynamic batch). 0: the network's
                            // own (a symbolic one runs as 1). A fixed batch other than this one is refused.
@@ -163,6 +174,10 @@ class Model {
   // Recompiles for another thread count; needs the graph's weights (keep_constants).
   void set_threads(int threads);
   int threads() const;
+  // With EngineOptions::record_ranges: the ranges seen by every run so far,
+  // and the weights' scales, as a calibration file holds them
+  // (vinfer/calibration.hpp). Throws InvalidArgument when nothing was recorded.
+  Calibration calibration() const;
 
  private:
   struct Impl;

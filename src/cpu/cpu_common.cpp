@@ -46,7 +46,10 @@ memory::desc md_for(const Shape& s, Form form) {
     return memory::desc(f.dims(), memory::data_type::bf16, tags[f.dims().size()]);
   }
   if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
-  return memory::desc(to_dims(s), memory::data_type::f32, Tag::nhwc);
+  const memory::data_type dt = form == Form::ChannelsLastU8   ? memory::data_type::u8
+                               : form == Form::ChannelsLastS8 ? memory::data_type::s8
+                                                              : memory::data_type::f32;
+  return memory::desc(to_dims(s), dt, Tag::nhwc);
 }
 
 const char* form_name(Form form) {
@@ -56,12 +59,16 @@ const char* form_name(Form form) {
     case Form::ChannelsLast: return "channels-last";
     case Form::BlockedBf16: return "blocked bf16";
     case Form::PlainBf16: return "plain bf16";
+    case Form::ChannelsLastU8: return "channels-last u8";
+    case Form::ChannelsLastS8: return "channels-last s8";
   }
   return "?";
 }
 
+bool is_int8(Form form) { return form == Form::ChannelsLastU8 || form == Form::ChannelsLastS8; }
+
 memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
-                    std::vector<Block>& keep) {
+                    std::vector<Block>& keep, const dnnl::primitive_attr& attr) {
   memory src(user, eng, const_cast<float*>(w.f.data()));
   memory dst;  // allocated once at load
   if (want.get_size() >= kHugeBlockBytes) {
@@ -71,7 +78,7 @@ memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::
     dst = memory(want, eng);
   }
   dnnl::stream s(eng);
-  dnnl::reorder(src, dst).execute(s, src, dst);
+  dnnl::reorder(dnnl::reorder::primitive_desc(src, dst, attr)).execute(s, src, dst);
   s.wait();
   return dst;
 }
@@ -186,8 +193,9 @@ bool same_layout_to_bf16(const memory::desc& from, const memory::desc& to) {
 
 }  // namespace
 
-std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name) {
-  if (detail::cpu_features().avx512_bf16 && same_layout_to_bf16(from.md, to.md)) {
+std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name,
+                                    float scale) {
+  if (scale == 1.f && detail::cpu_features().avx512_bf16 && same_layout_to_bf16(from.md, to.md)) {
     auto op = std::make_unique<ToBf16Op>();
     op->count = static_cast<std::int64_t>(from.md.get_size() / sizeof(float));
     op->name = name;
@@ -197,12 +205,42 @@ std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& fr
     return op;
   }
   auto op = std::make_unique<PrimitiveOp>();
-  dnnl::reorder::primitive_desc pd(eng, from.md, eng, to.md, default_attr());
+  dnnl::primitive_attr attr = default_attr();
+  if (scale != 1.f) attr.set_output_scales(0, {1.f / scale});
+  dnnl::reorder::primitive_desc pd(eng, from.md, eng, to.md, attr);
   op->prim = dnnl::reorder(pd);
   op->name = name;
   finish(*op, pd);
   op->acts[DNNL_ARG_FROM] = from;
   op->acts[DNNL_ARG_TO] = to;
+  return op;
+}
+
+namespace {
+
+// Calibration's watch on a convolution's input.
+class RangeOp : public CpuOp {
+ public:
+  ActivationRange* range = nullptr;
+  void execute(dnnl::stream&) override {
+    const memory& m = args.at(DNNL_ARG_SRC);
+    const auto* x = static_cast<const float*>(m.get_data_handle());
+    const auto n = static_cast<std::int64_t>(m.get_desc().get_size() / sizeof(float));
+    float lo = range->min, hi = range->max;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi)
+    for (std::int64_t i = 0; i < n; ++i) lo = std::min(lo, x[i]), hi = std::max(hi, x[i]);
+    range->min = lo, range->max = hi;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CpuOp> make_range_op(const TensorRef& t, ActivationRange* range, const std::string& name) {
+  auto op = std::make_unique<RangeOp>();
+  op->range = range;
+  op->name = name;
+  op->impl = "vinfer:range";
+  op->acts[DNNL_ARG_SRC] = t;
   return op;
 }
 

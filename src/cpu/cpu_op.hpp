@@ -15,6 +15,7 @@
 
 #include "cpu/aligned.hpp"
 #include "cpu/prefetch.hpp"
+#include "vinfer/calibration.hpp"
 #include "vinfer/graph.hpp"
 
 namespace vinfer::cpu {
@@ -30,7 +31,10 @@ enum class Form {
   BlockedBf16,   // Blocked in bfloat16: what convolutions read (and, for other convolutions, write)
                  // with Precision::BF16
   PlainBf16,     // Plain in bfloat16: the image for a first convolution, rows for a matrix product
+  ChannelsLastU8,  // NHWC in unsigned 8-bit integers, value / scale (Precision::INT8; a range >= 0)
+  ChannelsLastS8,  // NHWC in signed 8-bit integers, value / scale (Precision::INT8; a range with negatives)
 };
+bool is_int8(Form form);
 const char* form_name(Form form);
 
 struct TensorRef {
@@ -89,6 +93,23 @@ class BuildContext {
   // convolutions that read bfloat16 blocks (conv_input_form), as their
   // input or as the operand of their residual add.
   virtual bool bf16_value(int value) const = 0;
+  // Precision::INT8: whether convolutions run in int8, and the calibration's
+  // range of a value (null if it has none) and weight scales of a Conv (null
+  // if none, or not as many as its output channels).
+  virtual bool int8() const = 0;
+  virtual const ActivationRange* int8_range(int value) const = 0;
+  virtual const std::vector<float>* int8_weight_scales(const Node& conv) const = 0;
+  // The 8-bit form of a value with a range (ChannelsLastU8 for a range >= 0)
+  // and its scale (value = integer x scale: max|range| / 255 or / 127).
+  virtual Form int8_form(int value) const = 0;
+  virtual float int8_scale(int value) const = 0;
+  // Whether `value` may be written in int8_form alone: 4-D, not the output
+  // nor a view into a concatenation, read only by int8 convolutions
+  // (conv_int8) as their input.
+  virtual bool int8_value(int value) const = 0;
+  // EngineOptions::record_ranges: whether convolutions' inputs are watched
+  // (then they are kept apart, not absorbed into other ops).
+  virtual bool recording() const = 0;
   // Whether kernels may be chosen by timing them at load (EngineOptions::tune),
   // and the record of it: time spent timing, and each tuned layer (whether the
   // timing overruled the rule).
@@ -101,6 +122,8 @@ class BuildContext {
   virtual bool has_form(int value, Form form) const = 0;
   // Declares the value produced in `form`; returns where to write it.
   virtual TensorRef output(int value, Form form) = 0;
+  // Whether `value` is written in place into a concatenation (its Blocked form).
+  virtual bool is_view(int value) const = 0;
   // Declares `value` as a reinterpretation (reshape) of `source`'s plain storage.
   virtual void alias_plain(int value, int source) = 0;
   virtual void add(std::unique_ptr<CpuOp> op) = 0;
@@ -110,6 +133,7 @@ class BuildContext {
   virtual const std::vector<int>& consumers(int value) const = 0;
 };
 
+dnnl::primitive_attr default_attr();
 // Channels per block of the Blocked form: 16 where oneDNN runs AVX-512 kernels, else 8.
 int channel_block();
 memory::desc plain_md(const Shape& s);
@@ -119,11 +143,12 @@ memory::dims to_dims(const Shape& s);
 // A packed copy of constant weights in the layout a primitive asked for. A
 // large copy lives in a huge-page block (aligned.hpp) appended to `keep`,
 // which must outlive the memory.
+// attr: the reorder's (int8: scales that quantize the weights per channel;
+// its scratchpad stays oneDNN's).
 memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
-                    std::vector<Block>& keep);
+                    std::vector<Block>& keep, const dnnl::primitive_attr& attr = {});
 // oneDNN post-ops for a node's fused epilogue (Sum uses a binary add with the operand's tensor).
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args);
-dnnl::primitive_attr default_attr();
 // One oneDNN element-wise step (algorithm, alpha, beta).
 struct EltwiseStep {
   dnnl::algorithm alg;
@@ -141,6 +166,12 @@ void build_conv(BuildContext& ctx, const Node& n);
 // BlockedBf16 or PlainBf16 where oneDNN's bfloat16 kernel runs it, another
 // (float32) where a float32 kernel does (vinfer's Winograd on large maps).
 Form conv_input_form(const BuildContext& ctx, const Node& conv);
+// Whether the convolution could run in int8 (4-D, not grouped, at least 16
+// input channels, constant weights): the ones whose input range calibration
+// records.
+bool conv_int8_candidate(const BuildContext& ctx, const Node& conv);
+// With Precision::INT8, whether it does (a candidate the calibration covers).
+bool conv_int8(const BuildContext& ctx, const Node& conv);
 // Whether a vinfer.ScaleShift node is applied by the op that reads it (its
 // only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
 // windows tile the map); it is then not built.
@@ -188,6 +219,10 @@ void build_reference(BuildContext& ctx, const Node& n);
 // Plain to PlainBf16) is vinfer's AVX512_BF16 loop: oneDNN 2.6's reorder
 // for it (jit:uni) ran at ~1-2 GB/s, in ResNet50 costing more than the
 // float32 Winograd before it saved.
-std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name);
+// scale (to an int8 form): the values are divided by it, rounded, saturated.
+std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name,
+                                    float scale = 1.f);
+// An op that widens ranges[slot] to the values of `t` (float32; padded lanes count as zeros).
+std::unique_ptr<CpuOp> make_range_op(const TensorRef& t, ActivationRange* range, const std::string& name);
 
 }  // namespace vinfer::cpu

@@ -372,7 +372,8 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
 const Node* absorbable_scale_shift(const BuildContext& ctx, const Node& conv) {
   const char* env = detail::debug_env(detail::DebugVar::Conv1x1);
   const bool wanted = env ? std::strcmp(env, "vinfer") == 0 || std::strcmp(env, "preact") == 0 : channel_block() == 16;
-  if (!wanted || ctx.bf16() || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
+  // (not in int8 or while recording ranges: those need the 1x1's input apart)
+  if (!wanted || ctx.bf16() || ctx.int8() || ctx.recording() || conv.op != "Conv" || conv.inputs.size() < 2) return nullptr;
   const Graph& g = ctx.graph();
   const Node* s = sole_reader_pre_activation(ctx, conv.inputs[0]);
   if (!s) return nullptr;
@@ -559,6 +560,85 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   return winograd ? Form::Blocked : Form::BlockedBf16;
 }
 
+bool conv_int8_candidate(const BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  if (n.inputs.size() < 2) return false;
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const TensorData* w = g.constant(n.inputs[1]);
+  if (!w || xs.size() != 4 || w->shape.size() != 4 || xs[1] < 16) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !g.constant(n.inputs[2])) return false;
+  return n.get_int("group", 1) == 1;
+}
+
+bool conv_int8(const BuildContext& ctx, const Node& n) {
+  return ctx.int8() && conv_int8_candidate(ctx, n) && ctx.int8_range(n.inputs[0]) && ctx.int8_weight_scales(n);
+}
+
+namespace {
+
+// A convolution in int8 (oneDNN's VNNI kernels, channels-last: its only
+// fast int8 layout): the input quantized by its calibrated scale s_in,
+// weights per output channel by s_w (max|w| / 127), int32 accumulation,
+// then dst = s_in x s_w x (acc + bias / (s_in x s_w)) (oneDNN 2.6 adds the
+// bias before the output scale), post-ops in float32. The output is written
+// in int8 too (scaled by its own s_out) where only int8 convolutions read
+// it and the epilogue is at most a ReLU (one that commutes with the scale),
+// else in float32 channels-last; where it is part of a concatenation, it
+// is then converted into its place.
+void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const TensorData& w, const TensorData* b) {
+  const Graph& g = ctx.graph();
+  const int x = n.inputs[0], y = n.outputs[0];
+  const Shape& xs = g.value(x).shape;
+  const Shape& ys = g.value(y).shape;
+  const std::vector<float>& sw = *ctx.int8_weight_scales(n);
+  const std::int64_t oc = w.shape[0];
+  const bool relu_only = n.post_ops.empty() || (n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Relu);
+  const Form src_form = ctx.int8_form(x);
+  const Form dst_form = relu_only && ctx.int8_value(y) ? ctx.int8_form(y) : Form::ChannelsLast;
+  const float s_in = ctx.int8_scale(x), s_out = is_int8(dst_form) ? ctx.int8_scale(y) : 1.f;
+  std::vector<float> out_scales(static_cast<std::size_t>(oc)), w_scales(static_cast<std::size_t>(oc));
+  TensorData bias;
+  bias.shape = {oc};
+  bias.f.assign(static_cast<std::size_t>(oc), 0.f);
+  for (std::size_t o = 0; o < out_scales.size(); ++o) {
+    out_scales[o] = s_in * sw[o] / s_out;
+    w_scales[o] = 1.f / sw[o];
+    if (b) bias.f[o] = b->f[o] / (s_in * sw[o]);
+  }
+  const memory::desc src_md = md_for(xs, src_form), dst_md = md_for(ys, dst_form);
+  const memory::desc user_w(to_dims(w.shape), memory::data_type::f32, Tag::oihw);
+  const memory::desc any_w(to_dims(w.shape), memory::data_type::s8, Tag::any);
+  const memory::desc bias_md({oc}, memory::data_type::f32, Tag::a);
+  memory::dims strides(p.strides.begin(), p.strides.end()), dil, pl(p.pads_begin.begin(), p.pads_begin.end()),
+      pr(p.pads_end.begin(), p.pads_end.end());
+  for (std::int64_t d : p.dilations) dil.push_back(d - 1);
+
+  auto op = std::make_unique<PrimitiveOp>();
+  std::vector<std::pair<int, TensorRef>> extra;
+  dnnl::primitive_attr attr = default_attr();
+  attr.set_output_scales(1 << 1, out_scales);
+  attr.set_post_ops(make_post_ops(ctx, n, dst_form, extra));
+  const auto pd = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, any_w,
+                                      bias_md, dst_md, strides, dil, pl, pr),
+      attr, ctx.engine());
+  op->prim = dnnl::convolution_forward(pd);
+  dnnl::primitive_attr quantize;
+  quantize.set_output_scales(1 << 0, w_scales);
+  op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), w, user_w, pd.weights_desc(), op->buffers, quantize);
+  op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), bias, bias_md, pd.bias_desc(), op->buffers);
+  op->acts[DNNL_ARG_SRC] = ctx.input(x, src_form);
+  op->acts[DNNL_ARG_DST] = ctx.output(y, dst_form);
+  for (auto& [arg, t] : extra) op->acts[arg] = t;
+  op->name = n.label();
+  op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / oc);
+  finish(*op, pd);
+  ctx.add(std::move(op));
+  if (dst_form == Form::ChannelsLast && ctx.is_view(y)) ctx.input(y, Form::Blocked);
+}
+
+}  // namespace
+
 void build_conv(BuildContext& ctx, const Node& n) {
   if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
   const Graph& g = ctx.graph();
@@ -570,6 +650,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
   const std::int64_t G = p.group;
+  if (conv_int8(ctx, n)) return build_int8_conv(ctx, n, p, *w, b);
   const auto [in_form, out_form] = conv_layout(xs, ys, G);
   // Precision::BF16: the output is written in bfloat16 where only
   // convolutions that read it so read it.

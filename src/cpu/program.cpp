@@ -2,7 +2,10 @@
 // arena. Layouts: 4-D activations are kept in oneDNN's nChw8c/16c from layer to
 // layer (no reorder per layer); a conversion is inserted only where an op
 // needs the other form (the network input, Flatten before a Gemm).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,7 +89,8 @@ class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, const EngineOptions& o, int threads, std::function<void(int)> done_with)
       : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(o.winograd), tune_(o.tune),
-        bf16_(o.precision == Precision::BF16), tune_cache_(o.tune_cache), done_with_(std::move(done_with)) {}
+        bf16_(o.precision == Precision::BF16), int8_(o.precision == Precision::INT8), recording_(o.record_ranges),
+        calibration_(o.calibration), tune_cache_(o.tune_cache), done_with_(std::move(done_with)) {}
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
@@ -115,12 +119,15 @@ class Program final : public BuildContext, public detail::Executor {
     const Value& in = g_.value(in_value_);
     if (in.dtype != DType::F32) throw Error(ErrorKind::Unsupported, "the network input must be float32");
     in_ref_ = output(in_value_, Form::Plain);
+    observed_.assign(g_.values.size(), false);
+    ranges_.assign(g_.values.size(), ActivationRange{std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()});
     for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
       const Node& n = g_.nodes[k];
       if (views_.node_is_view[k]) {
         output(n.outputs[0], Form::Blocked);  // the view itself: its inputs were written in place
         continue;
       }
+      if (recording_ && n.op == "Conv" && conv_int8_candidate(*this, n)) observe(n.inputs[0]);
       build_node(n);
       if (done_with_) report_done_weights(k);
     }
@@ -144,6 +151,18 @@ class Program final : public BuildContext, public detail::Executor {
         if (n.op == "Conv") ++convs, low += conv_input_form(*this, n) == Form::BlockedBf16 || conv_input_form(*this, n) == Form::PlainBf16;
       info.passes.push_back("precision bf16: " + std::to_string(low) + " of " + std::to_string(convs) +
                             " convolutions in bfloat16 (the rest float32: Winograd on large maps, channels-last ones)");
+    }
+    if (int8_) {
+      int convs = 0, low = 0;
+      std::string kept;
+      for (const Node& n : g_.nodes) {
+        if (n.op != "Conv") continue;
+        ++convs;
+        if (conv_int8(*this, n)) ++low;
+        else if (kept.size() < 200) kept += (kept.empty() ? "" : ", ") + n.name;
+      }
+      info.passes.push_back("precision int8: " + std::to_string(low) + " of " + std::to_string(convs) +
+                            " convolutions in int8" + (kept.empty() ? std::string() : " (float32: " + kept + ")"));
     }
     if (!fallback_.empty()) {
       std::string line = "reference_fallback: " + std::to_string(fallback_.size()) + " node(s) on the reference evaluator (slow):";
@@ -169,16 +188,52 @@ class Program final : public BuildContext, public detail::Executor {
       return n.op == "Conv" && conv_input_form(*this, n) == Form::BlockedBf16;
     });
   }
+  bool int8() const override { return int8_; }
+  bool recording() const override { return recording_; }
+  const ActivationRange* int8_range(int value) const override {
+    if (!int8_ || !calibration_) return nullptr;
+    auto it = calibration_->activations.find(g_.value(value).name);
+    return it == calibration_->activations.end() ? nullptr : &it->second;
+  }
+  const std::vector<float>* int8_weight_scales(const Node& conv) const override {
+    if (!int8_ || !calibration_ || conv.inputs.size() < 2) return nullptr;
+    auto it = calibration_->weight_scales.find(conv.name);
+    const Shape& w = g_.value(conv.inputs[1]).shape;
+    if (it == calibration_->weight_scales.end() || w.empty() || static_cast<std::int64_t>(it->second.size()) != w[0]) return nullptr;
+    return &it->second;
+  }
+  Form int8_form(int value) const override {
+    const ActivationRange* r = int8_range(value);
+    return r && r->min >= 0 ? Form::ChannelsLastU8 : Form::ChannelsLastS8;
+  }
+  float int8_scale(int value) const override {
+    const ActivationRange* r = int8_range(value);
+    if (!r) return 1.f;
+    const float m = std::max(std::fabs(r->min), std::fabs(r->max));
+    return m > 0 ? m / (r->min >= 0 ? 255.f : 127.f) : 1.f;
+  }
+  bool int8_value(int value) const override {
+    const auto v = static_cast<std::size_t>(value);
+    if (!int8_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return false;
+    const auto& readers = consumers_[v];
+    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
+      const Node& n = g_.nodes[static_cast<std::size_t>(r)];
+      return n.op == "Conv" && n.inputs[0] == value && conv_int8(*this, n) &&
+             std::none_of(n.post_ops.begin(), n.post_ops.end(), [&](const PostOp& p) { return p.kind == PostOp::Sum && p.sum_input == value; });
+    });
+  }
   bool tune() const override { return tune_; }
   void note_tuning(double ms) override { tune_ms_ += ms, ++tune_shapes_; }
   void note_choice(bool overruled) override { ++tuned_layers_, overruled_ += overruled ? 1 : 0; }
 
+  bool is_view(int value) const override { return views_.root[static_cast<std::size_t>(value)] >= 0; }
   bool has_form(int value, Form form) const override { return forms_.count({value, form}) != 0; }
 
   TensorRef input(int value, Form form) override {
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
     auto src = forms_.end();
+    // (not from an int8 form: only int8 convolutions read those)
     for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16, Form::PlainBf16})
       if (src == forms_.end() && other != form) src = forms_.find({value, other});
     if (src == forms_.end()) {
@@ -187,7 +242,8 @@ class Program final : public BuildContext, public detail::Executor {
       throw Error(ErrorKind::Internal, "value '" + g_.value(value).name + "' read before it is produced");
     }
     TensorRef to = output(value, form);
-    add(make_reorder(eng_, src->second, to, std::string("to ") + form_name(form) + " '" + g_.value(value).name + "'"));
+    add(make_reorder(eng_, src->second, to, std::string("to ") + form_name(form) + " '" + g_.value(value).name + "'",
+                     is_int8(form) ? int8_scale(value) : 1.f));
     return to;
   }
 
@@ -233,7 +289,16 @@ class Program final : public BuildContext, public detail::Executor {
     for (auto& op : ops_) op->execute(stream_);
     stream_.wait();
     copy_out(output);
+    ++runs_;
   }
+
+  std::vector<std::pair<int, ActivationRange>> ranges() const override {
+    std::vector<std::pair<int, ActivationRange>> r;
+    for (std::size_t v = 0; v < observed_.size(); ++v)
+      if (observed_[v] && runs_ > 0) r.emplace_back(static_cast<int>(v), ranges_[v]);
+    return r;
+  }
+  std::int64_t runs() const override { return runs_; }
 
   std::vector<detail::OpProfile> profile(const float* input, float* output) override {
     omp_set_num_threads(threads_);
@@ -285,6 +350,18 @@ class Program final : public BuildContext, public detail::Executor {
   }
 
   void* address(int buffer) { return static_cast<char*>(arena_.get()) + plan_.address[static_cast<std::size_t>(buffer)]; }
+
+  // Watches a value (a convolution's input) in the float32 form it exists in.
+  void observe(int value) {
+    const auto v = static_cast<std::size_t>(value);
+    if (observed_[v]) return;
+    for (const Form f : {Form::Blocked, Form::ChannelsLast, Form::Plain}) {
+      if (!has_form(value, f)) continue;
+      add(make_range_op(input(value, f), &ranges_[v], "range of '" + g_.value(value).name + "'"));
+      observed_[v] = true;
+      return;
+    }
+  }
 
   // A node by its kernel, or where none takes it (an operator or a
   // configuration the CPU kernels do not run) by the reference evaluator:
@@ -401,7 +478,11 @@ class Program final : public BuildContext, public detail::Executor {
   int threads_;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
-  bool winograd_, tune_, bf16_;
+  bool winograd_, tune_, bf16_, int8_, recording_;
+  std::shared_ptr<const Calibration> calibration_;
+  std::vector<bool> observed_;             // record_ranges: the values watched
+  std::vector<ActivationRange> ranges_;    // and their ranges so far
+  std::int64_t runs_ = 0;
   std::string tune_cache_;
   std::function<void(int)> done_with_;
   int tuned_layers_ = 0, tune_shapes_ = 0, overruled_ = 0;

@@ -1,5 +1,7 @@
 // vinfer::Model: import -> passes -> backend compile, then run.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -56,19 +58,31 @@ class ReferenceExecutor final : public detail::Executor {
   const Graph& g_;
 };
 
-// Refuses a precision the backend or the CPU does not run.
-void check_precision(const EngineOptions& o) {
+// Refuses a precision the backend or the CPU does not run, and an INT8
+// calibration made for another network.
+void check_precision(const EngineOptions& o, const Graph& g) {
+  if (o.record_ranges && (o.backend != Backend::Cpu || o.precision != Precision::F32))
+    throw Error(ErrorKind::InvalidArgument, "record_ranges needs the CPU backend in precision f32");
   if (o.precision == Precision::F32) return;
   if (o.backend != Backend::Cpu)
     throw Error(ErrorKind::Unsupported, std::string("precision ") + to_string(o.precision) + " runs on the CPU backend only (the " +
                                             (o.backend == Backend::Cuda ? "CUDA" : "reference") + " backend runs float32)");
-  if (o.precision == Precision::BF16 && !cpu_has_bf16()) {
-    const detail::CpuFeatures& f = detail::cpu_features();
-    throw Error(ErrorKind::Unsupported,
-                std::string("precision bf16 needs a CPU with bfloat16 dot products (AVX512_BF16 or AMX); this one (") +
-                    detail::to_string(f.level) + (f.avx512 ? ", no AVX512_BF16" : "") +
-                    ") would only emulate them, slower than f32");
-  }
+  const detail::CpuFeatures& f = detail::cpu_features();
+  const std::string cpu = std::string("; this one (") + detail::to_string(f.level);
+  if (o.precision == Precision::BF16 && !cpu_has_bf16())
+    throw Error(ErrorKind::Unsupported, "precision bf16 needs a CPU with bfloat16 dot products (AVX512_BF16 or AMX)" + cpu +
+                                            (f.avx512 ? ", no AVX512_BF16" : "") + ") would only emulate them, slower than f32");
+  if (o.precision != Precision::INT8) return;
+  if (!cpu_has_int8())
+    throw Error(ErrorKind::Unsupported, "precision int8 needs a CPU with int8 dot products (AVX512_VNNI)" + cpu +
+                                            (f.avx512 ? ", no AVX512_VNNI" : "") + ") runs them slower than f32");
+  if (!o.calibration)
+    throw Error(ErrorKind::InvalidArgument, "precision int8 needs a calibration (make one with `vinfer calibrate`)");
+  const std::string fp = calibration_fingerprint(g);
+  if (o.calibration->fingerprint != fp)
+    throw Error(ErrorKind::InvalidArgument, "the calibration was made for another network ('" + o.calibration->model +
+                                                "', fingerprint " + o.calibration->fingerprint + "; this one is '" + g.name +
+                                                "', " + fp + ")");
 }
 
 int resolve_threads(int t) {
@@ -79,15 +93,17 @@ int resolve_threads(int t) {
 
 }  // namespace
 
-const char* to_string(Precision p) { return p == Precision::BF16 ? "bf16" : "f32"; }
+const char* to_string(Precision p) { return p == Precision::BF16 ? "bf16" : p == Precision::INT8 ? "int8" : "f32"; }
 
 Precision parse_precision(const std::string& name) {
   if (name == "f32" || name == "fp32" || name == "float32") return Precision::F32;
   if (name == "bf16" || name == "bfloat16") return Precision::BF16;
-  throw Error(ErrorKind::InvalidArgument, "unknown precision '" + name + "' (f32 or bf16)");
+  if (name == "int8") return Precision::INT8;
+  throw Error(ErrorKind::InvalidArgument, "unknown precision '" + name + "' (f32, bf16 or int8)");
 }
 
 bool cpu_has_bf16() { return detail::cpu_features().avx512_bf16; }
+bool cpu_has_int8() { return detail::cpu_features().avx512_vnni; }
 
 struct Model::Impl {
   Graph graph;
@@ -99,7 +115,7 @@ struct Model::Impl {
   std::vector<float> pad_in, pad_out;  // run_items' last partial batch
 
   void compile() {
-    check_precision(options);
+    check_precision(options, graph);
     if (options.backend == Backend::Reference) {
       exec = std::make_unique<ReferenceExecutor>(graph);
       info.nodes_executed = exec->kernels();
@@ -267,6 +283,41 @@ void Model::run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, 
 std::vector<LayerProfile> Model::profile(const float* input, float* output) { return impl_->exec->profile(input, output); }
 std::vector<std::pair<std::string, double>> Model::last_run_stages() { return impl_->exec->stage_times(); }
 int Model::threads() const { return resolve_threads(impl_->options.threads); }
+
+Calibration Model::calibration() const {
+  const Impl& m = *impl_;
+  const std::vector<std::pair<int, ActivationRange>> ranges = m.exec->ranges();
+  if (!m.options.record_ranges || ranges.empty() || m.exec->runs() == 0)
+    throw Error(ErrorKind::InvalidArgument, "calibration(): load the model with record_ranges and run it on some images first");
+  if (m.released) throw Error(ErrorKind::InvalidArgument, "calibration(): needs the graph's weights (keep_constants)");
+  const Graph& g = m.graph;
+  Calibration c;
+  c.model = g.name;
+  c.fingerprint = calibration_fingerprint(g);
+  c.images = static_cast<int>(std::min<std::int64_t>(m.exec->runs() * batch(), 1 << 30));
+  for (const auto& [v, r] : ranges) {
+    if (!std::isfinite(r.min) || !std::isfinite(r.max))
+      throw Error(ErrorKind::BadInput, "calibration(): the values of '" + g.value(v).name +
+                                           "' are not finite on these images (the network overflows)");
+    c.activations[g.value(v).name] = r;
+  }
+  // Per output channel, max|w| / 127 (1 for a channel of zeros).
+  for (const Node& n : g.nodes) {
+    if (n.op != "Conv" || n.inputs.size() < 2 || !c.activations.count(g.value(n.inputs[0]).name)) continue;
+    const TensorData* w = g.constant(n.inputs[1]);
+    if (!w || w->shape.empty() || w->shape[0] <= 0) continue;
+    const auto oc = static_cast<std::size_t>(w->shape[0]);
+    const std::size_t per = w->f.size() / oc;
+    std::vector<float>& s = c.weight_scales[n.name];
+    s.assign(oc, 0.f);
+    for (std::size_t o = 0; o < oc; ++o) {
+      float m_abs = 0;
+      for (std::size_t i = 0; i < per; ++i) m_abs = std::max(m_abs, std::fabs(w->f[o * per + i]));
+      s[o] = m_abs > 0 ? m_abs / 127.f : 1.f;
+    }
+  }
+  return c;
+}
 
 void Model::set_threads(int threads) {
   if (threads == impl_->options.threads) return;

@@ -19,6 +19,10 @@ class Executor {
   // Runs once, timing every kernel.
   virtual std::vector<OpProfile> profile(const float* input, float* output) = 0;
   virtual int kernels() const = 0;
+  // With EngineOptions::record_ranges: each observed value's range over the
+  // runs so far, and how many runs that was.
+  virtual std::vector<std::pair<int, ActivationRange>> ranges() const { return {}; }
+  virtual std::int64_t runs() const { return 0; }
   // Named parts of the last run() where the backend times them (the CUDA
   // backend: upload, compute, download by CUDA events); empty otherwise.
   virtual std::vector<std::pair<std::string, double>> stage_times() { return {}; }

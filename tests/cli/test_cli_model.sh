@@ -234,7 +234,49 @@ expect_fail "" "limit" -- "$V" classify "$M" "$IMG" --max-model-mb 1
 expect_fail "" "bfloat16 dot products" -- env VINFER_BF16=0 "$V" classify "$M" "$IMG" --precision bf16
 expect_fail "" "bfloat16 dot products" -- env VINFER_BF16=0 "$V" check "$M" "$IMG" --precision bf16
 expect_fail "" "give the reduced one" -- "$V" check "$M" "$IMG"
-expect_fail "" "int8 not in" -- "$V" bench "$M" --forward-only --precision int8
+
+# int8: a calibration file from `calibrate`, refused where it is not one
+# (each in one line, exit 2, nothing half-written), and where the CPU lacks
+# VNNI (VINFER_ISA=avx2 makes this one such a CPU).
+C="$T/m.calib"
+"$V" calibrate "$M" "$IMG" "$D/images/chelsea.png" -o "$C" >"$T/cal.out" 2>"$T/cal.err"; rc=$?
+[ "$rc" -eq 0 ] && grep -q "from 2 image(s)" "$T/cal.out" && ok || bad "calibrate: exit $rc $(cat "$T/cal.out" "$T/cal.err")"
+python3 - "$C" <<'PY' && ok || bad "calibration file"
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+assert j["format"] == "vinfer-calibration" and j["version"] == 1 and j["images"] == 2, j
+assert len(j["activations"]) >= 10 and all(r["min"] <= r["max"] and math.isfinite(r["max"]) for r in j["activations"].values())
+assert any(r["max"] > 0 for r in j["activations"].values())
+assert all(len(s) > 0 and min(s) > 0 for s in j["weight_scales"].values())
+PY
+"$V" calibrate "$M" "$IMG" "$D/bad/truncated.jpg" -o "$T/part.calib" >"$T/cal.out" 2>"$T/cal.err"; rc=$?
+[ "$rc" -eq 2 ] && [ -s "$T/part.calib" ] && grep -q "from 1 image" "$T/cal.out" && grep -q "truncated.jpg" "$T/cal.err" && ok \
+  || bad "calibrate with a bad image: exit $rc $(cat "$T/cal.out" "$T/cal.err")"
+"$V" calibrate "$M" "$D/bad/truncated.jpg" -o "$T/none.calib" >/dev/null 2>"$T/cal.err"; rc=$?
+[ "$rc" -eq 2 ] && [ ! -e "$T/none.calib" ] && tail -1 "$T/cal.err" | grep -q "none of the images" && ok \
+  || bad "calibrate without a readable image: exit $rc $(cat "$T/cal.err")"
+expect_fail "" "cannot create" -- "$V" calibrate "$M" "$IMG" -o "$T/no/such/dir/m.calib"
+expect_fail "" "needs --calibration" -- "$V" bench "$M" --forward-only --precision int8
+expect_fail "" "int8 dot products" -- env VINFER_ISA=avx2 "$V" classify "$M" "$IMG" --precision int8 --calibration "$C"
+head -c 300 "$C" >"$T/truncated.calib"
+printf 'not json' >"$T/garbage.calib"
+python3 - "$C" "$T" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); t = sys.argv[2]
+def write(name, k):
+    json.dump(k, open(f"{t}/{name}.calib", "w"))
+name = next(iter(j["activations"]))
+k = json.loads(json.dumps(j)); k["activations"][name]["max"] = 1e39; write("inf", k)  # (beyond float32)
+k = json.loads(json.dumps(j)); k["activations"][name] = {"min": 1.0, "max": -1.0}; write("minmax", k)
+k = json.loads(json.dumps(j)); k["weight_scales"][next(iter(k["weight_scales"]))][0] = 0; write("zeroscale", k)
+k = json.loads(json.dumps(j)); k["version"] = 2; write("version", k)
+k = json.loads(json.dumps(j)); k["fingerprint"] = "0123456789abcdef"; k["model"] = "resnet18"; write("other", k)
+PY
+for f in truncated:"not JSON" garbage:"not JSON" inf:"not a finite float" minmax:"min > max" zeroscale:"not positive" \
+         version:"version 2" other:"another network"; do
+  expect_fail "" "${f#*:}" -- "$V" classify "$M" "$IMG" --precision int8 --calibration "$T/${f%%:*}.calib"
+done
+expect_fail "" "No such file" -- "$V" classify "$M" "$IMG" --precision int8 --calibration "$T/missing.calib"
 "$V" check "$M" "$IMG" "$D/images/chelsea.png" --precision bf16 --max-error 0.05 --min-top1 0.5 --min-cosine 0.99 \
   --json "$T/check.json" >"$T/check.out" 2>"$T/check.err"; rc=$?
 if grep -q "bfloat16 dot products" "$T/check.err"; then
@@ -256,6 +298,17 @@ PY
   "$V" check "$M" "$IMG" "$D/bad/truncated.jpg" --precision bf16 >"$T/check.out" 2>"$T/check.err"; rc=$?
   [ "$rc" -eq 2 ] && grep -q "on 1 image" "$T/check.out" && grep -q "truncated.jpg" "$T/check.err" && ok \
     || bad "check with a bad image: exit $rc $(cat "$T/check.out" "$T/check.err")"
+fi
+
+if ! grep -q "int8 dot products" <(env "$V" check "$M" "$IMG" --precision int8 --calibration "$C" 2>&1 >/dev/null); then
+  "$V" check "$M" "$IMG" "$D/images/chelsea.png" --precision int8 --calibration "$C" --max-error 0.1 --min-cosine 0.99 \
+    --json "$T/check8.json" >"$T/check.out" 2>"$T/check.err"; rc=$?
+  [ "$rc" -eq 0 ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["precision"]=="int8" and 0<j["max_rel_error"]["max"]<=0.1, j' \
+    "$T/check8.json" && ok || bad "check int8: exit $rc $(cat "$T/check.out" "$T/check.err")"
+  # The same file, the same results: int8 is deterministic run to run.
+  "$V" classify "$M" "$IMG" --precision int8 --calibration "$C" --json >"$T/i8a.json" 2>/dev/null &&
+    "$V" classify "$M" "$IMG" --precision int8 --calibration "$C" --json >"$T/i8b.json" 2>/dev/null &&
+    cmp -s "$T/i8a.json" "$T/i8b.json" && ok || bad "int8 classify differs run to run"
 fi
 
 # No leak: resident memory after 1000 images is what it is after 50 (flat). Under

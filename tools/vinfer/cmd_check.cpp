@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -15,8 +14,6 @@
 
 namespace vinfer::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 // Exit code when a measure misses its threshold (the run itself went well).
 constexpr int kExitThresholdMissed = 1;
@@ -53,18 +50,11 @@ struct CheckCmd {
   }
 
   int run() {
-    if (m.precision == "f32") throw Error(ErrorKind::InvalidArgument, "--precision: give the reduced one to check (bf16)");
+    if (m.precision == "f32") throw Error(ErrorKind::InvalidArgument, "--precision: give the reduced one to check (bf16 or int8)");
     if (m.batch != 1) throw Error(ErrorKind::InvalidArgument, "check runs one image at a time (drop --batch)");
     for (double f : {min_top1, min_top5, min_cosine})
       if (f > 1) throw Error(ErrorKind::InvalidArgument, "--min-top1/--min-top5/--min-cosine are fractions (0 to 1)");
-    std::vector<Item> items;
-    std::size_t skipped = 0;
-    for (const std::string& p : inputs) {
-      std::error_code ec;
-      if (fs::is_directory(p, ec)) list_directory(p, false, items, skipped);
-      else items.push_back({p, {}});
-    }
-    if (items.empty()) throw Error(ErrorKind::InvalidArgument, "no images (the directories hold no .jpg, .jpeg or .png)");
+    const std::vector<Item> items = expand_images(inputs);
 
     // One network at a time, float32 first: never both in memory.
     const std::string reduced = m.precision;

@@ -25,6 +25,7 @@ void add_info(CLI::App& app, Handler& run);
 void add_devices(CLI::App& app, Handler& run);
 void add_profile(CLI::App& app, Handler& run);
 void add_check(CLI::App& app, Handler& run);
+void add_calibrate(CLI::App& app, Handler& run);
 
 // Latency histogram and per-stage p50 bars through gnuplot, written atomically.
 void plot_benchmark(const std::string& out, const std::string& title, const std::vector<double>& latency_ms,

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <system_error>
 
+#include "vinfer/error.hpp"
+
 namespace vinfer::cli {
 
 namespace fs = std::filesystem;
@@ -36,6 +38,18 @@ void list_directory(const fs::path& dir, bool recursive, std::vector<Item>& out,
                                                                                : ": not a regular file")});
     }
   }
+}
+
+std::vector<Item> expand_images(const std::vector<std::string>& inputs) {
+  std::vector<Item> items;
+  std::size_t skipped = 0;
+  for (const std::string& p : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(p, ec)) list_directory(p, false, items, skipped);
+    else items.push_back({p, {}});
+  }
+  if (items.empty()) throw Error(ErrorKind::InvalidArgument, "no images (the directories hold no .jpg, .jpeg or .png)");
+  return items;
 }
 
 }  // namespace vinfer::cli

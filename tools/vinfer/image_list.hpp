@@ -22,4 +22,8 @@ bool image_extension(const std::filesystem::path& p);
 // `skipped` counts the other files.
 void list_directory(const std::filesystem::path& dir, bool recursive, std::vector<Item>& out, std::size_t& skipped);
 
+// Files as they are, directories as their images (not recursive); throws
+// InvalidArgument when that leaves nothing.
+std::vector<Item> expand_images(const std::vector<std::string>& inputs);
+
 }  // namespace vinfer::cli

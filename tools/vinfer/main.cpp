@@ -69,8 +69,9 @@ int main(int argc, char** argv) {
   add("bench", "Time a network's forward pass", add_bench);
   add("info", "What loading a network did (passes, memory), optionally per-layer times", add_info);
   add("profile", "Per-layer time, GFLOP/s and share of the machine's FP32 peak (info --profile)", add_profile);
-  add("check", "How far a reduced precision (--precision bf16) moves a network's logits on your images, against f32",
+  add("check", "How far a reduced precision (--precision bf16|int8) moves a network's logits on your images, against f32",
       add_check);
+  add("calibrate", "Measure a network's activation ranges on your images: the file --precision int8 needs", add_calibrate);
   add("devices", "The backends this build has and the devices they find", add_devices);
   add("serve", "Serve models over the Open Inference Protocol (KServe v2 REST)", add_serve);
   add("resize", "Resize an image with a framework's exact rule", add_resize);

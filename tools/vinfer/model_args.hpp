@@ -19,7 +19,8 @@ struct ModelArgs {
   int threads = 0, batch = 1;
   bool noted = false;  // the random-weights note, once per process
   bool no_winograd = false, no_tune = false, allow_tf32 = false;
-  std::string device = "cpu", precision = "f32";
+  std::string device = "cpu", precision = "f32", calibration;
+  bool record_ranges = false;  // calibrate: watch the convolutions' inputs (and keep the weights)
   std::string tune_cache = default_tune_cache();
   std::int64_t max_nodes = GraphLimits{}.max_nodes, max_model_mb = GraphLimits{}.max_total_bytes >> 20;
   std::int64_t max_pixels = DecodeOptions{}.max_pixels;
@@ -36,9 +37,12 @@ struct ModelArgs {
         ->check(CLI::Range(1, 4096));
     app.add_option("--device", device, "Where the network runs: cpu, cuda or cuda:N (see `vinfer devices`)");
     app.add_option("--precision", precision,
-                   "CPU arithmetic: f32 (default), or bf16 on CPUs with bfloat16 dot products (faster, logits within "
-                   "~1e-2 of their range: `vinfer check` measures it on your images)")
-        ->check(CLI::IsMember({"f32", "bf16"}));
+                   "CPU arithmetic: f32 (default); bf16 on CPUs with bfloat16 dot products (faster, logits within "
+                   "~1e-2 of their range); int8 on CPUs with VNNI, with --calibration (`vinfer check` measures either "
+                   "on your images)")
+        ->check(CLI::IsMember({"f32", "bf16", "int8"}));
+    app.add_option("--calibration", calibration,
+                   "With --precision int8: the activation ranges, from `vinfer calibrate MODEL IMAGES... -o FILE`");
     app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
     app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
     app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
@@ -68,7 +72,14 @@ struct ModelArgs {
     opt.tune_cache = tune_cache;
     opt.allow_tf32 = allow_tf32;
     opt.precision = parse_precision(precision);
-    opt.keep_constants = false;  // the commands never recompile: the packed copies are enough
+    opt.keep_constants = record_ranges;  // the commands never recompile: the packed copies are enough
+    opt.record_ranges = record_ranges;
+    if (opt.precision == Precision::INT8) {
+      if (calibration.empty())
+        throw Error(ErrorKind::InvalidArgument,
+                    "--precision int8 needs --calibration FILE (make one: vinfer calibrate MODEL IMAGES... -o FILE)");
+      opt.calibration = std::make_shared<const Calibration>(Calibration::load(calibration));
+    }
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
       if (device.size() > 5) {
