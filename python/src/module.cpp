@@ -289,7 +289,7 @@ class PyModel {
  public:
   PyModel(const std::string& model, const std::string& weights, int threads, const std::string& device,
           const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache, int batch,
-          const std::string& precision) {
+          const std::string& precision, const std::string& calibration, bool calibrating) {
     if (instances < 1 || instances > 64) invalid("instances must be 1..64");
     if (batch < 1 || batch > 4096) invalid("batch must be 1..4096");
     EngineOptions opt;
@@ -297,9 +297,20 @@ class PyModel {
     opt.batch = batch;
     opt.tune = tune;
     opt.tune_cache = tune_cache;
-    opt.keep_constants = false;
-    if (precision != "f32" && precision != "bf16") invalid("precision '" + precision + "': expected f32 or bf16");
+    opt.keep_constants = calibrating;  // (save_calibration reads the weights)
+    opt.record_ranges = calibrating;
+    if (precision != "f32" && precision != "bf16" && precision != "int8")
+      invalid("precision '" + precision + "': expected f32, bf16 or int8");
     opt.precision = parse_precision(precision);
+    if (calibrating && (instances != 1 || opt.precision != Precision::F32))
+      invalid("calibrating=True measures one float32 instance (instances=1, precision='f32')");
+    if (opt.precision == Precision::INT8) {
+      if (calibration.empty()) invalid("precision='int8' needs calibration=FILE (from Model(..., calibrating=True).save_calibration)");
+      py::gil_scoped_release nogil;
+      opt.calibration = std::make_shared<const Calibration>(Calibration::load(calibration));
+    } else if (!calibration.empty()) {
+      invalid("calibration applies to precision='int8'");
+    }
     if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
       opt.backend = Backend::Cuda;
       const char* first = device.data() + 5;
@@ -446,6 +457,13 @@ class PyModel {
     return one ? out[0] : py::object(out);
   }
 
+  // The ranges seen by run() and classify() so far, as a calibration file.
+  void save_calibration(const std::string& path) {
+    py::gil_scoped_release nogil;
+    Lease lease(*this);
+    lease.slot->worker.call([&] { lease.slot->model->calibration().save(path); });
+  }
+
   py::list profile(const std::optional<py::array>& x, int runs) {
     if (runs < 1) invalid("runs must be at least 1");
     std::vector<float> input(first().input_size(), 0.5f), y(first().output_size());
@@ -572,6 +590,7 @@ PYBIND11_MODULE(_vinfer, m) {
   m.def("presets", &preset_names);
   m.def("models", &zoo_models);
   m.def("cpu_has_bf16", &cpu_has_bf16);
+  m.def("cpu_has_int8", &cpu_has_int8);
   m.def("labels", [] {
     std::vector<std::string> names;
     for (int i = 0; i < imagenet_label_count(); ++i) names.push_back(imagenet_label(i));
@@ -587,10 +606,11 @@ PYBIND11_MODULE(_vinfer, m) {
 
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string&, const std::string&, int, const std::string&, const std::optional<std::string>&, int, bool,
-                    const std::string&, int, const std::string&>(),
+                    const std::string&, int, const std::string&, const std::string&, bool>(),
            py::arg("model"), py::arg("weights") = "", py::arg("threads") = 0, py::arg("device") = "cpu",
            py::arg("preset") = py::none(), py::arg("instances") = 1, py::arg("tune") = true, py::arg("tune_cache") = "",
-           py::arg("batch") = 1, py::arg("precision") = "f32")
+           py::arg("batch") = 1, py::arg("precision") = "f32", py::arg("calibration") = "", py::arg("calibrating") = false)
+      .def("save_calibration", &PyModel::save_calibration, py::arg("path"))
       .def_property_readonly("input_shape", &PyModel::input_shape)
       .def_property_readonly("output_shape", &PyModel::output_shape)
       .def_property_readonly("info", &PyModel::info)

@@ -1,6 +1,7 @@
 """vinfer.Model: logits against PyTorch's (the exports the C++ parity test
 uses, in $VINFER_MODEL_DIR) and against the command-line tool, classify on
 good and bad images, errors, and threads sharing one Model."""
+import json
 import os
 import subprocess
 import threading
@@ -175,6 +176,33 @@ def test_bf16_precision():
     y = vinfer.Model(export("resnet18.onnx"), threads=2, tune_cache="", precision="bf16").run(x)
     rel = np.abs(y - want).max() / np.abs(want).max()
     assert 0 < rel <= 2e-2
+
+
+def test_int8_calibrated_in_python(tmp_path):
+    onnx = export("resnet18.onnx")
+    x = np.load(export("resnet18.input.npy"))
+    photos = PHOTOS
+    if not vinfer.cpu_has_int8():
+        with pytest.raises(vinfer.Error, match="int8 dot products"):
+            vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "none.calib")
+        return
+    with pytest.raises(ValueError, match="calibration"):
+        vinfer.Model(onnx, threads=2, tune_cache="", precision="int8")
+    m = vinfer.Model(onnx, threads=2, tune_cache="", calibrating=True)
+    with pytest.raises(vinfer.Error, match="run it on some images"):
+        m.save_calibration(tmp_path / "early.calib")
+    m.classify(photos)
+    m.save_calibration(tmp_path / "r18.calib")
+    assert json.loads((tmp_path / "r18.calib").read_text())["images"] == len(photos)
+    want = vinfer.Model(onnx, threads=2, tune_cache="").run(x)
+    q = vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "r18.calib")
+    y = q.run(x)
+    rel = np.abs(y - want).max() / np.abs(want).max()
+    assert 0 < rel <= 5e-2
+    assert any("precision int8" in p for p in q.info["passes"])
+    (tmp_path / "bad.calib").write_text("{")
+    with pytest.raises(vinfer.Error, match="not JSON"):
+        vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "bad.calib")
 
 
 def test_unknown_precision_is_a_value_error():

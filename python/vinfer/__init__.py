@@ -89,6 +89,11 @@ def cpu_has_bf16():
     return _vinfer.cpu_has_bf16()
 
 
+def cpu_has_int8():
+    """Whether this CPU runs Model(..., precision="int8") (int8 dot products: AVX512_VNNI)."""
+    return _vinfer.cpu_has_int8()
+
+
 def _default_tune_cache():
     if "VINFER_TUNE_CACHE" in _os.environ:
         return _os.environ["VINFER_TUNE_CACHE"]
@@ -121,14 +126,26 @@ class Model:
     precision: "f32" (default) or "bf16": convolutions in bfloat16 on CPUs
     with bfloat16 dot products (AVX512_BF16 or AMX; elsewhere vinfer.Error),
     faster and less exact (logits move by ~1e-3..1e-2 of their range;
-    `vinfer check MODEL IMAGES --precision bf16` measures it on your images).
+    `vinfer check MODEL IMAGES --precision bf16` measures it on your images);
+    or "int8": convolutions in 8-bit integers on CPUs with AVX512_VNNI, with
+    `calibration`, the file of activation ranges measured on representative
+    images by a model made with calibrating=True:
+
+        m = vinfer.Model("resnet50.onnx", calibrating=True)
+        m.classify(some_images)                  # or m.run(x): the ranges are recorded
+        m.save_calibration("resnet50.calib")     # as `vinfer calibrate` writes it
+        q = vinfer.Model("resnet50.onnx", precision="int8", calibration="resnet50.calib")
     """
 
     def __init__(self, model, weights=None, *, threads=0, device="cpu", preset=None, instances=1, tune=True,
-                 tune_cache=None, batch=1, precision="f32"):
+                 tune_cache=None, batch=1, precision="f32", calibration=None, calibrating=False):
         self._m = _vinfer.Model(_os.fspath(model), _os.fspath(weights) if weights else "", threads, device, preset,
                                 instances, tune, _default_tune_cache() if tune_cache is None else tune_cache, batch,
-                                precision)
+                                precision, _os.fspath(calibration) if calibration else "", calibrating)
+
+    def save_calibration(self, path):
+        """Writes the ranges recorded so far (calibrating=True) as a calibration file, whole or not at all."""
+        self._m.save_calibration(_os.fspath(path))
 
     @property
     def input_shape(self):

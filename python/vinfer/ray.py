@@ -26,7 +26,7 @@ class Classifier:
     ray.data.read_binary_files (columns "bytes" and, with include_paths=True,
     "path").
 
-    model, weights, preset, threads, batch, precision: as vinfer.Model's. topk: classes
+    model, weights, preset, threads, batch, precision, calibration: as vinfer.Model's. topk: classes
     per image. workers: threads that decode and preprocess while the network
     runs. Returns an Arrow table per batch (the same schema for every
     batch): path (or the row's position in the batch), topk_index,
@@ -37,8 +37,10 @@ class Classifier:
     SCHEMA = pa.schema([("path", pa.string()), ("topk_index", pa.list_(pa.int32())), ("topk_label", pa.list_(pa.string())),
                         ("topk_prob", pa.list_(pa.float32())), ("error", pa.string())])
 
-    def __init__(self, model, weights=None, *, preset=None, threads=0, batch=1, topk=5, workers=1, precision="f32"):
-        self._model = vinfer.Model(model, weights, threads=threads, preset=preset, batch=batch, precision=precision)
+    def __init__(self, model, weights=None, *, preset=None, threads=0, batch=1, topk=5, workers=1, precision="f32",
+                 calibration=None):
+        self._model = vinfer.Model(model, weights, threads=threads, preset=preset, batch=batch, precision=precision,
+                                   calibration=calibration)
         self._topk = topk
         self._workers = workers
 
