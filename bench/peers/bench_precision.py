@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Reduced precision side by side: vinfer and OpenVINO, each at float32 and
-at bfloat16, on the same ONNX files and inputs, in one run: the forward
-pass's speed (batch 1 and batch 32) and how far bfloat16 moves the logits
-on the same photos.
+"""Reduced precision side by side: vinfer and OpenVINO, each at float32,
+bfloat16 and int8, on the same ONNX files and inputs, in one run: the
+forward pass's speed (batch 1 and batch 32) and how far each reduced
+precision moves the logits on the same photos.
 
     .venv-peers/bin/python bench/peers/bench_precision.py [--models densenet121,...] [--batches 1,32]
-                                                          [--rounds 3] [--loops 20]
+                                                          [--precisions f32,bf16,int8] [--rounds 3] [--loops 20]
+
+int8 is post-training static quantization from the same calibration
+images for both (the photos in tests/data/images): vinfer's `vinfer
+calibrate`, OpenVINO's NNCF (nncf.quantize, its default preset, on the
+same preprocessed tensors), whose model then runs with OpenVINO's default
+settings (on this CPU, layers left unquantized run in bfloat16).
 
 Speed: every engine and precision runs in its own process, one after the
 other, all threads of the machine; the whole sequence repeats --rounds
@@ -35,7 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import CORES, EXPORT, ROOT, VINFER, cpu_description, timed_loop  # noqa: E402
 
 PHOTOS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "images", "*")))
-PRECISIONS = ("f32", "bf16")
+PRECISIONS = ("f32", "bf16", "int8")
 
 
 def batch_input(model_dir, name, batch):
@@ -47,12 +53,37 @@ def batch_input(model_dir, name, batch):
     return path
 
 
+def photo_tensors(tmp):
+    """The photos as the torchvision preset makes them (vinfer preprocess), 1x3x224x224 each."""
+    xs = []
+    for k, photo in enumerate(PHOTOS):
+        path = os.path.join(tmp, f"{k}.npy")
+        subprocess.run([VINFER, "preprocess", photo, path, "--preset", "torchvision"], check=True, stdout=subprocess.DEVNULL)
+        xs.append(np.load(path).reshape(1, 3, 224, 224))
+    return xs
+
+
+def calibrate(model_dir, name, tmp):
+    """Both engines' int8 from the same images: vinfer's calibration file, NNCF's quantized model."""
+    import nncf
+    import openvino as ov
+    onnx_path = os.path.join(model_dir, name + ".onnx")
+    subprocess.run([VINFER, "calibrate", onnx_path, *PHOTOS, "-o", os.path.join(model_dir, name + ".calib")], check=True,
+                   stdout=subprocess.DEVNULL)
+    q = nncf.quantize(ov.Core().read_model(onnx_path), nncf.Dataset(photo_tensors(tmp)), subset_size=len(PHOTOS))
+    ov.save_model(q, os.path.join(model_dir, name + ".nncf_int8.xml"))
+
+
 def openvino_model(onnx_path, precision, batch):
     import openvino as ov
     core = ov.Core()
-    model = core.read_model(onnx_path)
+    cfg = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": CORES}
+    if precision == "int8":
+        model = core.read_model(onnx_path[:-len(".onnx")] + ".nncf_int8.xml")
+    else:
+        model = core.read_model(onnx_path)
+        cfg["INFERENCE_PRECISION_HINT"] = precision
     model.reshape({model.inputs[0].any_name: [batch, 3, 224, 224]})
-    cfg = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": CORES, "INFERENCE_PRECISION_HINT": precision}
     return core.compile_model(model, "CPU", cfg), ov.__version__.split("-")[0]
 
 
@@ -69,12 +100,16 @@ def run_vinfer(precision, model_dir, name, batch, loops, warmup):
     os.close(fd)
     cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup",
            str(warmup), "--input", batch_input(model_dir, name, batch), "--batch", str(batch), "--precision", precision,
-           "--threads", str(CORES), "--json", out]
+           "--threads", str(CORES), "--json", out] + calibration_args(model_dir, name, precision)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         j = json.load(f)
     os.remove(out)
     return j["per_iter_ms"], j["vinfer"]
+
+
+def calibration_args(model_dir, name, precision):
+    return ["--calibration", os.path.join(model_dir, name + ".calib")] if precision == "int8" else []
 
 
 def measures(ref, test):
@@ -87,35 +122,34 @@ def measures(ref, test):
         "cosine_min": min(cos)}
 
 
-def errors(model_dir, name, tmp):
-    """bf16 against f32 for each engine on the photos."""
+def errors(model_dir, name, tmp, precisions):
+    """Each reduced precision against f32, for each engine, on the photos."""
     onnx_path = os.path.join(model_dir, name + ".onnx")
-    fd, out = tempfile.mkstemp(prefix=f"check_{name}_", suffix=".json")
-    os.close(fd)
-    subprocess.run([VINFER, "check", onnx_path, *PHOTOS, "--precision", "bf16", "--threads", str(CORES), "--json", out],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        j = json.load(f)
-    os.remove(out)
-    vin = {"max_rel": j["max_rel_error"]["max"], "mean_max_rel": j["max_rel_error"]["mean"], "top1": j["top1_agreement"],
-           "top5": j["top5_agreement"], "cosine_min": j["cosine"]["min"]}
-    xs = []
-    for k, photo in enumerate(PHOTOS):
-        path = os.path.join(tmp, f"{k}.npy")
-        subprocess.run([VINFER, "preprocess", photo, path, "--preset", "torchvision"], check=True, stdout=subprocess.DEVNULL)
-        xs.append(np.load(path).reshape(1, 3, 224, 224))
+    xs = photo_tensors(tmp)
     logits = {}
-    for precision in PRECISIONS:
+    for precision in ("f32",) + precisions:
         cm, _ = openvino_model(onnx_path, precision, 1)
         logits[precision] = [cm(x)[0].reshape(-1).astype(np.float64) for x in xs]
-    ref = [np.float64(r) for r in logits["f32"]]
-    return {"vinfer": vin, "openvino": measures(ref, logits["bf16"])}
+    out = {}
+    for precision in precisions:
+        fd, path = tempfile.mkstemp(prefix=f"check_{name}_", suffix=".json")
+        os.close(fd)
+        subprocess.run([VINFER, "check", onnx_path, *PHOTOS, "--precision", precision, "--threads", str(CORES), "--json",
+                        path] + calibration_args(model_dir, name, precision), check=True, stdout=subprocess.DEVNULL)
+        with open(path) as f:
+            j = json.load(f)
+        os.remove(path)
+        vin = {"max_rel": j["max_rel_error"]["max"], "mean_max_rel": j["max_rel_error"]["mean"],
+               "top1": j["top1_agreement"], "top5": j["top5_agreement"], "cosine_min": j["cosine"]["min"]}
+        out[precision] = {"vinfer": vin, "openvino": measures(logits["f32"], logits[precision])}
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="densenet121,densenet201,resnet50,vgg19")
     ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--precisions", default=",".join(PRECISIONS))
     ap.add_argument("--loops", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
@@ -129,10 +163,17 @@ def main():
         print(json.dumps({"ms": ts, "version": ver}))
         return
     models, batches = a.models.split(","), [int(b) for b in a.batches.split(",")]
+    precisions = tuple(a.precisions.split(","))
+    reduced = tuple(p for p in precisions if p != "f32")
+    if "f32" not in precisions or not reduced or any(p not in PRECISIONS for p in precisions):
+        sys.exit("--precisions: f32 and at least one of bf16, int8")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     subprocess.run([sys.executable, EXPORT, a.model_dir] + models, check=True, env=dict(os.environ, VINFER_OPSET="17"))
     with tempfile.TemporaryDirectory() as tmp:
-        errs = {name: errors(a.model_dir, name, tmp) for name in models}
+        if "int8" in reduced:
+            for name in models:
+                calibrate(a.model_dir, name, tmp)
+        errs = {name: errors(a.model_dir, name, tmp, reduced) for name in models}
     samples, versions, round_p50 = {}, {}, {}
     for r in range(a.rounds):
         for name in models:
@@ -140,7 +181,7 @@ def main():
                 # Fewer passes at batch 32: each is 32 images.
                 loops, warmup = (a.loops, a.warmup) if batch == 1 else (max(3, a.loops // 4), 1)
                 for engine in ("vinfer", "openvino"):
-                    for precision in PRECISIONS:
+                    for precision in precisions:
                         if engine == "vinfer":
                             ts, ver = run_vinfer(precision, a.model_dir, name, batch, loops, warmup)
                         else:
@@ -168,24 +209,27 @@ def main():
 
     lines = [f"Forward pass per image, p50 ms (median of {a.rounds} rounds), {CORES} threads; CPU {cpu}.",
              "Versions: " + ", ".join(f"{k}: {v}" for k, v in versions.items()), "",
-             "| model | batch | vinfer f32 | vinfer bf16 | OpenVINO f32 | OpenVINO bf16 | vinfer bf16 / OpenVINO bf16 "
-             "(paired, median [min-max]) | vinfer bf16 / vinfer f32 |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| model | batch | precision | vinfer | OpenVINO | vinfer / OpenVINO (paired, median [min-max]) | "
+             "vinfer / vinfer f32 |", "|---|---:|---|---:|---:|---:|---:|"]
     for name in models:
         for batch in batches:
-            q = sorted(round_p50[(r, name, batch, "vinfer", "bf16")] / round_p50[(r, name, batch, "openvino", "bf16")]
-                       for r in range(a.rounds))
-            vb, vf = p50(name, batch, "vinfer", "bf16"), p50(name, batch, "vinfer", "f32")
-            lines.append(f"| {name} | {batch} | {vf:.2f} | **{vb:.2f}** | {p50(name, batch, 'openvino', 'f32'):.2f} | "
-                         f"{p50(name, batch, 'openvino', 'bf16'):.2f} | **{statistics.median(q):.2f}x** "
-                         f"[{q[0]:.2f}-{q[-1]:.2f}] | {vb / vf:.2f}x |")
-    lines += ["", f"bf16 against the same engine's f32 on {len(PHOTOS)} photos (tests/data/images, preset torchvision)", "",
-              "| model | engine | max \\|dlogit\\| / max \\|logit\\|: worst | mean | top-1 agreement | top-5 agreement | "
-              "min cosine |", "|---|---|---:|---:|---:|---:|---:|"]
+            vf = p50(name, batch, "vinfer", "f32")
+            for precision in precisions:
+                q = sorted(round_p50[(r, name, batch, "vinfer", precision)] /
+                           round_p50[(r, name, batch, "openvino", precision)] for r in range(a.rounds))
+                v = p50(name, batch, "vinfer", precision)
+                lines.append(f"| {name} | {batch} | {precision} | **{v:.2f}** | {p50(name, batch, 'openvino', precision):.2f}"
+                             f" | **{statistics.median(q):.2f}x** [{q[0]:.2f}-{q[-1]:.2f}] | {vf / v:.2f}x faster |")
+    lines += ["", f"Against the same engine's f32 on {len(PHOTOS)} photos (tests/data/images, preset torchvision; int8 "
+              "calibrated on the same photos)", "",
+              "| model | precision | engine | max \\|dlogit\\| / max \\|logit\\|: worst | mean | top-1 agreement | "
+              "top-5 agreement | min cosine |", "|---|---|---|---:|---:|---:|---:|---:|"]
     for name in models:
-        for engine in ("vinfer", "openvino"):
-            e = errs[name][engine]
-            lines.append(f"| {name} | {engine} | {e['max_rel']:.2e} | {e['mean_max_rel']:.2e} | {100 * e['top1']:.0f} % | "
-                         f"{100 * e['top5']:.0f} % | {e['cosine_min']:.6f} |")
+        for precision in reduced:
+            for engine in ("vinfer", "openvino"):
+                e = errs[name][precision][engine]
+                lines.append(f"| {name} | {precision} | {engine} | {e['max_rel']:.2e} | {e['mean_max_rel']:.2e} | "
+                             f"{100 * e['top1']:.0f} % | {100 * e['top5']:.0f} % | {e['cosine_min']:.6f} |")
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

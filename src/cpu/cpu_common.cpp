@@ -174,9 +174,34 @@ class ToBf16Op : public CpuOp {
   }
 };
 
-// Whether `to` is `from` in bfloat16, element for element (same layout and padding).
-bool same_layout_to_bf16(const memory::desc& from, const memory::desc& to) {
-  if (from.data_type() != memory::data_type::f32 || to.data_type() != memory::data_type::bf16) return false;
+// Float32 -> int8 in the same layout, scaled (vinfer's kernel: oneDNN
+// 2.6's reorder for it, jit:uni, ran ResNet50's at ~5 GB/s, 5 of its 13 ms).
+class QuantizeOp : public CpuOp {
+ public:
+  const float* src = nullptr;
+  void* dst = nullptr;
+  std::int64_t count = 0;
+  float inv_scale = 1.f;
+  bool is_unsigned = true;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_FROM).get_data_handle());
+    dst = args.at(DNNL_ARG_TO).get_data_handle();
+  }
+  void execute(dnnl::stream&) override {
+    constexpr std::int64_t kChunk = 16 * 1024;  // values per task
+    const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < chunks; ++c)
+      quantize_avx512(src + c * kChunk, static_cast<std::int8_t*>(dst) + c * kChunk, std::min(kChunk, count - c * kChunk),
+                      inv_scale, is_unsigned);
+  }
+};
+
+// Whether `to` is `from` (float32) in the data type `type`, element for
+// element (same layout and padding).
+bool same_layout_to(const memory::desc& from, const memory::desc& to, memory::data_type type) {
+  if (from.data_type() != memory::data_type::f32 || to.data_type() != type) return false;
   const dnnl_memory_desc_t& a = from.data;
   const dnnl_memory_desc_t& b = to.data;
   if (a.ndims != b.ndims || a.format_kind != dnnl_blocked || b.format_kind != dnnl_blocked || a.offset0 != b.offset0) return false;
@@ -195,7 +220,19 @@ bool same_layout_to_bf16(const memory::desc& from, const memory::desc& to) {
 
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name,
                                     float scale) {
-  if (scale == 1.f && detail::cpu_features().avx512_bf16 && same_layout_to_bf16(from.md, to.md)) {
+  const bool u8 = same_layout_to(from.md, to.md, memory::data_type::u8);
+  if (detail::cpu_features().avx512 && (u8 || same_layout_to(from.md, to.md, memory::data_type::s8))) {
+    auto op = std::make_unique<QuantizeOp>();
+    op->count = static_cast<std::int64_t>(from.md.get_size() / sizeof(float));
+    op->inv_scale = 1.f / scale;
+    op->is_unsigned = u8;
+    op->name = name;
+    op->impl = "vinfer:quantize_avx512";
+    op->acts[DNNL_ARG_FROM] = from;
+    op->acts[DNNL_ARG_TO] = to;
+    return op;
+  }
+  if (scale == 1.f && detail::cpu_features().avx512_bf16 && same_layout_to(from.md, to.md, memory::data_type::bf16)) {
     auto op = std::make_unique<ToBf16Op>();
     op->count = static_cast<std::int64_t>(from.md.get_size() / sizeof(float));
     op->name = name;

@@ -75,4 +75,16 @@ void gemv_rows_plain(const GemvRows& r) {
   }
 }
 
+void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
+  const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    float v = x[i] * inv_scale;
+    if (!(v >= lo)) v = lo;
+    if (v > hi) v = hi;
+    const auto q = static_cast<int>(std::nearbyint(v));
+    if (is_unsigned) static_cast<std::uint8_t*>(y)[i] = static_cast<std::uint8_t>(q);
+    else static_cast<std::int8_t*>(y)[i] = static_cast<std::int8_t>(q);
+  }
+}
+
 }  // namespace vinfer::cpu

@@ -34,4 +34,11 @@ void to_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n);
 void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b,
                                        bool relu);
 
+// y[i] = x[i] x inv_scale rounded to the nearest integer (ties to even),
+// saturated to u8's [0, 255] or s8's [-128, 127] (NaN: the lower bound):
+// the portable reference, and the AVX-512 kernel (simd_avx512.cpp; only
+// where cpu_features().avx512). y holds n bytes.
+void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
+void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
+
 }  // namespace vinfer::cpu

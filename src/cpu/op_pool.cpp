@@ -161,13 +161,20 @@ void build_pool(BuildContext& ctx, const Node& n) {
   }
   const Shape y4{ys[0], ys[1], 1 + (xs[2] + pl[0] + pr[0] - ((kernel[0] - 1) * (dil[0] + 1) + 1)) / strides[0],
                  1 + (xs[3] + pl[1] + pr[1] - ((kernel[1] - 1) * (dil[1] + 1) + 1)) / strides[1]};
-  TensorRef src = ctx.input(n.inputs[0], Form::Blocked);
+  // Precision::INT8: a max pool between int8 convolutions runs on their
+  // integers, in the scale of its output's range (the program's int8_range).
+  Form form = Form::Blocked;
+  const int x = n.inputs[0], y = n.outputs[0];
+  if (n.op == "MaxPool" && ctx.int8() && ctx.int8_value(y) && ctx.has_form(x, ctx.int8_form(x)) &&
+      ctx.int8_form(x) == ctx.int8_form(y) && ctx.int8_scale(x) == ctx.int8_scale(y))
+    form = ctx.int8_form(x);
+  TensorRef src = ctx.input(x, form);
   // ReduceMean without keepdims yields [N, C]: pool straight into its plain
   // storage, which has the bytes of [N, C, 1, 1], and for whole channel
   // blocks those of the blocked [N, C, 1, 1] too (oneDNN pools blocked to
   // plain only with its reference kernel).
   const bool squeeze = ys.size() != 4;
-  TensorRef dst = ctx.output(n.outputs[0], squeeze ? Form::Plain : Form::Blocked);
+  TensorRef dst = ctx.output(y, squeeze ? Form::Plain : form);
   if (squeeze) dst.md = y4[2] * y4[3] == 1 && y4[1] % channel_block() == 0 ? blocked_md(y4) : plain_md(y4);
   auto op = std::make_unique<PrimitiveOp>();
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.md, dst.md, strides, kernel, dil, pl, pr);

@@ -193,7 +193,22 @@ class Program final : public BuildContext, public detail::Executor {
   const ActivationRange* int8_range(int value) const override {
     if (!int8_ || !calibration_) return nullptr;
     auto it = calibration_->activations.find(g_.value(value).name);
-    return it == calibration_->activations.end() ? nullptr : &it->second;
+    if (it != calibration_->activations.end()) return &it->second;
+    const int pool = int8_max_pool_reader(value);
+    return pool >= 0 ? int8_range(g_.nodes[static_cast<std::size_t>(pool)].outputs[0]) : nullptr;
+  }
+  // The MaxPool that alone reads `value` (not the output nor a view) and
+  // whose output has a range, or -1: the value is then quantized by that
+  // range (the largest of a max pool's inputs is its largest output), so
+  // that the pool runs on the integers.
+  int int8_max_pool_reader(int value) const {
+    const auto v = static_cast<std::size_t>(value);
+    const auto& readers = consumers_[v];
+    if (readers.size() != 1 || g_.is_output(value) || views_.root[v] >= 0) return -1;
+    const Node& n = g_.nodes[static_cast<std::size_t>(readers[0])];
+    return n.op == "MaxPool" && n.inputs[0] == value && calibration_->activations.count(g_.value(n.outputs[0]).name)
+               ? readers[0]
+               : -1;
   }
   const std::vector<float>* int8_weight_scales(const Node& conv) const override {
     if (!int8_ || !calibration_ || conv.inputs.size() < 2) return nullptr;
@@ -216,6 +231,8 @@ class Program final : public BuildContext, public detail::Executor {
     const auto v = static_cast<std::size_t>(value);
     if (!int8_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return false;
     const auto& readers = consumers_[v];
+    const int pool = int8_max_pool_reader(value);
+    if (pool >= 0) return int8_value(g_.nodes[static_cast<std::size_t>(pool)].outputs[0]);
     return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
       const Node& n = g_.nodes[static_cast<std::size_t>(r)];
       return n.op == "Conv" && n.inputs[0] == value && conv_int8(*this, n) &&

@@ -11,6 +11,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "cpu/conv1x1_impl.hpp"
+#include "cpu/kernels.hpp"
 #include "cpu/gemv_impl.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
@@ -52,6 +53,19 @@ void gemv_rows_avx512(const GemvRows& r) { gemv_rows<Avx512>(r); }
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {
   Conv1x1Kernels<Avx512>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
+}
+
+void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
+  const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
+  const __m512 s = _mm512_set1_ps(inv_scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  auto* out = static_cast<std::int8_t*>(y);
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    // (max with the bound second: a NaN gives the bound; conversion rounds to nearest even)
+    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_loadu_ps(x + i), s), vlo), vhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
+  if (i < n) quantize(x + i, out + i, n - i, inv_scale, is_unsigned);
 }
 
 }  // namespace vinfer::cpu

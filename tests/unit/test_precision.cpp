@@ -96,6 +96,32 @@ TEST(Precision, Bf16ConversionKernelMatchesReference) {
   }
 }
 
+// Quantizing: the reference rounds ties to even and saturates (NaN to the
+// lower bound); the AVX-512 kernel gives its bytes, tail included.
+TEST(Precision, QuantizeKernelMatchesReference) {
+  const float x[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 254.5f, 255.5f, 1e9f, -1e9f, -128.5f, 127.5f,
+                     std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 3.49f, -3.51f, 0.f};
+  std::uint8_t u[16];
+  std::int8_t s[16];
+  cpu::quantize(x, u, 16, 1.f, true);
+  cpu::quantize(x, s, 16, 1.f, false);
+  const std::uint8_t want_u[] = {0, 2, 2, 0, 0, 254, 255, 255, 0, 0, 128, 0, 255, 3, 0, 0};
+  const std::int8_t want_s[] = {0, 2, 2, 0, -2, 127, 127, 127, -128, -128, 127, -128, 127, 3, -4, 0};
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(u[i], want_u[i]) << "u8 element " << i;
+    EXPECT_EQ(s[i], want_s[i]) << "s8 element " << i;
+  }
+  if (!detail::cpu_features().avx512) return;  // (int8 is refused there: Int8OnEveryBuiltInNetwork)
+  std::vector<float> r = test::random_tensor({16 * 13 + 7}, 21, -300.f, 300.f).f;
+  r[3] = std::numeric_limits<float>::quiet_NaN(), r[4] = 2.5f, r[r.size() - 1] = -0.5f;
+  for (bool is_unsigned : {true, false}) {
+    std::vector<std::int8_t> want(r.size()), got(r.size(), 99);
+    cpu::quantize(r.data(), want.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
+    cpu::quantize_avx512(r.data(), got.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
+    EXPECT_EQ(got, want) << (is_unsigned ? "u8" : "s8");
+  }
+}
+
 TEST(Precision, CompareLogits) {
   const float ref[] = {1.f, 4.f, -2.f, 3.f, 0.5f, 2.f, -8.f};
   LogitAgreement a = compare_logits(ref, ref, 7);
