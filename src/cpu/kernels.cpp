@@ -87,4 +87,16 @@ void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_
   }
 }
 
+void scale_shift_blocked16_quantize(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count, const float* s,
+                                    const float* b, bool relu, float inv_scale, bool is_unsigned) {
+  float v[16];
+  for (std::int64_t p = 0; p < n; ++p) {
+    for (int c = 0; c < 16; ++c) {
+      v[c] = std::fma(x[p * 16 + c], s[c], b[c]);
+      if (relu && !(v[c] > 0)) v[c] = 0;
+    }
+    quantize(v, static_cast<std::int8_t*>(y) + p * y_stride, count, inv_scale, is_unsigned);
+  }
+}
+
 }  // namespace vinfer::cpu

@@ -40,5 +40,13 @@ void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::in
 // where cpu_features().avx512). y holds n bytes.
 void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
 void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
+// One 16-channel block of n pixels (nChw16c) through y = x * s + b (one
+// rounding), a ReLU if asked, then quantize()'s rule, written channels-last:
+// pixel p's first `count` channels at y + p x y_stride (bytes). Reference,
+// and the AVX-512 kernel (only where cpu_features().avx512).
+void scale_shift_blocked16_quantize(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count, const float* s,
+                                    const float* b, bool relu, float inv_scale, bool is_unsigned);
+void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count,
+                                           const float* s, const float* b, bool relu, float inv_scale, bool is_unsigned);
 
 }  // namespace vinfer::cpu

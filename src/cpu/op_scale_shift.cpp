@@ -25,6 +25,9 @@ class ScaleShiftOp : public CpuOp {
   float* dst = nullptr;
   std::uint16_t* dst_bf16 = nullptr;  // bf16_out: dst in bfloat16 (16-channel blocks, at most a ReLU)
   bool bf16_out = false;
+  // int8_out: dst channels-last in 8-bit integers (quantize()'s rule: 16-channel blocks, at most a ReLU)
+  bool int8_out = false, is_unsigned = true;
+  float inv_scale = 1.f;
   const float* sum = nullptr;
 
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
@@ -46,7 +49,13 @@ class ScaleShiftOp : public CpuOp {
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t c = blocked ? (r % nb) * block : r % channels;
       const std::size_t off = static_cast<std::size_t>(r * row_len);
-      if (bf16_out) {
+      if (int8_out) {
+        const std::int64_t o = r / nb;
+        scale_shift_blocked16_quantize_avx512(src + off, reinterpret_cast<std::int8_t*>(dst) + o * inner * channels + c, inner,
+                                              channels, static_cast<int>(std::min<std::int64_t>(16, channels - c)),
+                                              &scale[static_cast<std::size_t>(c)], &shift[static_cast<std::size_t>(c)],
+                                              !post.empty(), inv_scale, is_unsigned);
+      } else if (bf16_out) {
         scale_shift_blocked16_bf16_avx512(src + off, dst_bf16 + off, inner, &scale[static_cast<std::size_t>(c)],
                                           &shift[static_cast<std::size_t>(c)], !post.empty());
       } else if (blocked) {
@@ -58,7 +67,7 @@ class ScaleShiftOp : public CpuOp {
       }
     }
     // Padded channels of the last block must stay zero for the next layer.
-    if (blocked && !bf16_out && channels % block != 0) {  // (bf16_out: 0 x 0 + 0, ReLU'd, is 0)
+    if (blocked && !bf16_out && !int8_out && channels % block != 0) {  // (bf16_out: 0 x 0 + 0, ReLU'd, is 0)
       for (std::int64_t o = 0; o < outer; ++o) {
         float* blk = dst + ((o * nb + nb - 1) * inner) * block;
         for (std::int64_t i = 0; i < inner; ++i) std::fill(blk + i * block + channels % block, blk + (i + 1) * block, 0.f);
@@ -103,12 +112,21 @@ void build_scale_shift(BuildContext& ctx, const Node& n) {
   // pre-activations) writes their bfloat16 input itself: no conversion pass.
   op->bf16_out = op->blocked && op->block == 16 && ctx.bf16_value(n.outputs[0]) && detail::cpu_features().avx512_bf16 &&
                  (op->post.empty() || (op->post.size() == 1 && op->post[0].kind == PostOp::Relu));
+  // With Precision::INT8, one that only int8 convolutions read writes their
+  // quantized channels-last input (no float32 pass in between).
+  const bool relu_at_most = op->post.empty() || (op->post.size() == 1 && op->post[0].kind == PostOp::Relu);
+  op->int8_out = op->blocked && op->block == 16 && ctx.int8() && ctx.int8_value(n.outputs[0]) && relu_at_most;
+  const Form out_form = op->bf16_out ? Form::BlockedBf16 : op->int8_out ? ctx.int8_form(n.outputs[0]) : form;
+  op->inv_scale = 1.f / ctx.int8_scale(n.outputs[0]);
+  op->is_unsigned = out_form == Form::ChannelsLastU8;
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], form);
-  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], op->bf16_out ? Form::BlockedBf16 : form);
+  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], out_form);
   for (const PostOp& p : n.post_ops)
     if (p.kind == PostOp::Sum) op->acts[DNNL_ARG_SRC_1] = ctx.input(p.sum_input, form);
   op->name = n.label();
-  op->impl = op->bf16_out ? "vinfer:scale_shift_bf16_avx512" : "vinfer:scale_shift";
+  op->impl = op->bf16_out   ? "vinfer:scale_shift_bf16_avx512"
+             : op->int8_out ? "vinfer:scale_shift_quantize_avx512"
+                            : "vinfer:scale_shift";
   ctx.add(std::move(op));
 }
 

@@ -4,6 +4,8 @@
 // Compiled with -mavx512f; the classes that call them check the CPU.
 #include <immintrin.h>
 
+#include <cstring>
+
 // GCC 12's _mm512_min_ps/_mm512_max_ps pass _mm512_undefined_ps() as the
 // (unused, all-ones mask) merge source, which -Wuninitialized flags once they
 // are inlined deep enough (GCC bug 105593); the warning is a false positive.
@@ -66,6 +68,26 @@ void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, b
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
   }
   if (i < n) quantize(x + i, out + i, n - i, inv_scale, is_unsigned);
+}
+
+void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count,
+                                           const float* s, const float* b, bool relu, float inv_scale, bool is_unsigned) {
+  const __m512 vs = _mm512_loadu_ps(s), vb = _mm512_loadu_ps(b), inv = _mm512_set1_ps(inv_scale), zero = _mm512_setzero_ps();
+  const __m512 vlo = _mm512_set1_ps(is_unsigned ? 0.f : -128.f), vhi = _mm512_set1_ps(is_unsigned ? 255.f : 127.f);
+  auto* out = static_cast<std::int8_t*>(y);
+  for (std::int64_t p = 0; p < n; ++p) {
+    __m512 v = _mm512_fmadd_ps(_mm512_loadu_ps(x + p * 16), vs, vb);
+    if (relu) v = _mm512_max_ps(v, zero);  // (a NaN gives the second operand)
+    v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(v, inv), vlo), vhi);
+    const __m128i q = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v));
+    if (count == 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + p * y_stride), q);
+    } else {
+      alignas(16) std::int8_t t[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(t), q);
+      std::memcpy(out + p * y_stride, t, static_cast<std::size_t>(count));
+    }
+  }
 }
 
 }  // namespace vinfer::cpu

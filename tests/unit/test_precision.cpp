@@ -122,6 +122,26 @@ TEST(Precision, QuantizeKernelMatchesReference) {
   }
 }
 
+// DenseNet's pre-activation written as the next convolution's int8 input:
+// the AVX-512 kernel gives the reference's bytes, whole block or not.
+TEST(Precision, ScaleShiftQuantizeKernelMatchesReference) {
+  if (!detail::cpu_features().avx512) return;  // (int8 is refused there)
+  const std::int64_t n = 29, stride = 40;
+  std::vector<float> x = test::random_tensor({n * 16}, 31, -6.f, 6.f).f;
+  const TensorData s = test::random_tensor({16}, 32), b = test::random_tensor({16}, 33);
+  x[9] = std::numeric_limits<float>::quiet_NaN(), x[10] = 1e30f;
+  for (int count : {16, 5})
+    for (bool relu : {false, true})
+      for (bool is_unsigned : {true, false}) {
+        std::vector<std::int8_t> want(static_cast<std::size_t>(n * stride), 7), got(want.size(), 7);
+        cpu::scale_shift_blocked16_quantize(x.data(), want.data(), n, stride, count, s.f.data(), b.f.data(), relu, 9.f, is_unsigned);
+        cpu::scale_shift_blocked16_quantize_avx512(x.data(), got.data(), n, stride, count, s.f.data(), b.f.data(), relu, 9.f,
+                                                   is_unsigned);
+        EXPECT_EQ(got, want) << "count " << count << (relu ? " relu" : "") << (is_unsigned ? " u8" : " s8");
+        EXPECT_EQ(got[static_cast<std::size_t>(count)], 7) << "wrote past its channels";
+      }
+}
+
 TEST(Precision, CompareLogits) {
   const float ref[] = {1.f, 4.f, -2.f, 3.f, 0.5f, 2.f, -8.f};
   LogitAgreement a = compare_logits(ref, ref, 7);
