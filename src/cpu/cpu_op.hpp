@@ -94,8 +94,8 @@ class BuildContext {
   // input or as the operand of their residual add.
   virtual bool bf16_value(int value) const = 0;
   // Precision::INT8: whether convolutions run in int8, and the calibration's
-  // range of a value (null if it has none) and weight scales of a Conv (null
-  // if none, or not as many as its output channels).
+  // range of a value (null if it has none) and weight scales of a Conv, Gemm
+  // or MatMul (null if none, or not as many as its output channels).
   virtual bool int8() const = 0;
   virtual const ActivationRange* int8_range(int value) const = 0;
   virtual const std::vector<float>* int8_weight_scales(const Node& conv) const = 0;
@@ -172,6 +172,11 @@ Form conv_input_form(const BuildContext& ctx, const Node& conv);
 bool conv_int8_candidate(const BuildContext& ctx, const Node& conv);
 // With Precision::INT8, whether it does (a candidate the calibration covers).
 bool conv_int8(const BuildContext& ctx, const Node& conv);
+// The same for a fully connected layer (Gemm or MatMul of 2-D rows by
+// constant weights, no residual Sum): its input's range is recorded and,
+// covered, it runs in int8.
+bool fc_int8_candidate(const BuildContext& ctx, const Node& n);
+bool fc_int8(const BuildContext& ctx, const Node& n);
 // Whether a vinfer.ScaleShift node is applied by the op that reads it (its
 // only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
 // windows tile the map); it is then not built.

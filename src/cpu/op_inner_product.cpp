@@ -128,6 +128,28 @@ bool gemv_takes(const Node& n, std::int64_t M, std::int64_t K) {
   return std::none_of(n.post_ops.begin(), n.post_ops.end(), [](const PostOp& p) { return p.kind == PostOp::Sum; });
 }
 
+// A fully connected layer in int8: its float32 rows quantized (by their
+// calibrated scale) into a buffer of its own, then oneDNN's u8/s8 matmul
+// (VNNI) with float32 output: one op, as the rows are plain and small.
+class Int8MatmulOp : public PrimitiveOp {
+ public:
+  Block rows;  // the quantized rows
+  std::int64_t count = 0;
+  float inv_scale = 1.f;
+  bool is_unsigned = true;
+  const float* src = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    PrimitiveOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    args[DNNL_ARG_SRC] = memory(quantized_md, eng, rows.get());
+  }
+  void execute(dnnl::stream& s) override {
+    quantize_avx512(src, rows.get(), count, inv_scale, is_unsigned);
+    PrimitiveOp::execute(s);
+  }
+  memory::desc quantized_md;
+};
+
 // MatMul of two runtime tensors (attention's products): oneDNN's matmul on
 // the plain tensors, [..., M, K] x [..., K, N] with broadcast batches.
 void build_runtime_matmul(BuildContext& ctx, const Node& n) {
@@ -161,6 +183,68 @@ void build_runtime_matmul(BuildContext& ctx, const Node& n) {
 
 }  // namespace
 
+bool fc_int8(const BuildContext& ctx, const Node& n) {
+  return ctx.int8() && fc_int8_candidate(ctx, n) && ctx.int8_range(n.inputs[0]) && ctx.int8_weight_scales(n);
+}
+
+bool fc_int8_candidate(const BuildContext& ctx, const Node& n) {
+  const Graph& g = ctx.graph();
+  if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || !g.constant(n.inputs[1]) || g.constant(n.inputs[0]))
+    return false;
+  return g.value(n.inputs[0]).shape.size() == 2 && g.constant(n.inputs[1])->shape.size() == 2 &&
+         std::none_of(n.post_ops.begin(), n.post_ops.end(), [](const PostOp& p) { return p.kind == PostOp::Sum; });
+}
+
+namespace {
+
+// oneDNN's matmul with int8 rows and weights (quantized per output column
+// by the calibration's scales), float32 bias, output and post-ops; oneDNN
+// 2.6 adds the bias after the output scale here (unlike convolutions).
+void build_int8_fc(BuildContext& ctx, const Node& n, const detail::DenseParams& dp, const std::vector<float>& sw) {
+  const std::int64_t M = dp.M, N = dp.N, K = dp.K;
+  const bool has_bias = !dp.bias.f.empty();
+  const int x = n.inputs[0];
+  const Form form = ctx.int8_form(x);
+  const float s_in = ctx.int8_scale(x);
+  TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
+  dst.md = plain_md({M, N});
+  TensorRef src = ctx.input(x, Form::Plain);
+  src.md = plain_md({M, K});
+  auto op = std::make_unique<Int8MatmulOp>();
+  op->quantized_md = memory::desc({M, K}, form == Form::ChannelsLastU8 ? memory::data_type::u8 : memory::data_type::s8, Tag::ab);
+  op->rows = aligned_block(static_cast<std::size_t>(M * K));
+  op->count = M * K;
+  op->inv_scale = 1.f / s_in;
+  op->is_unsigned = form == Form::ChannelsLastU8;
+  std::vector<float> out_scales(static_cast<std::size_t>(N)), w_scales(static_cast<std::size_t>(N));
+  for (std::size_t j = 0; j < out_scales.size(); ++j) out_scales[j] = s_in * sw[j], w_scales[j] = 1.f / sw[j];
+  const memory::desc user_w({K, N}, memory::data_type::f32, dp.kn ? Tag::ab : Tag::ba);
+  const memory::desc any_w({K, N}, memory::data_type::s8, Tag::any);
+  const memory::desc bias_md = plain_md({1, N});
+  std::vector<std::pair<int, TensorRef>> extra;
+  dnnl::primitive_attr attr = default_attr();
+  attr.set_output_scales(1 << 1, out_scales);
+  attr.set_post_ops(make_post_ops(ctx, n, Form::Plain, extra));
+  auto d = has_bias ? dnnl::matmul::desc(op->quantized_md, any_w, bias_md, dst.md) : dnnl::matmul::desc(op->quantized_md, any_w, dst.md);
+  dnnl::matmul::primitive_desc pd(d, attr, ctx.engine());
+  op->prim = dnnl::matmul(pd);
+  dnnl::primitive_attr quantize;
+  quantize.set_output_scales(1 << 1, w_scales);
+  op->args[DNNL_ARG_WEIGHTS] =
+      pack_weights(ctx.engine(), dp.kn ? *dp.kn : dp.weights(), user_w, pd.weights_desc(), op->buffers, quantize);
+  if (has_bias) op->args[DNNL_ARG_BIAS] = pack_weights(ctx.engine(), dp.bias, bias_md, pd.bias_desc(), op->buffers);
+  op->acts[DNNL_ARG_SRC] = src;
+  op->acts[DNNL_ARG_DST] = dst;
+  for (auto& [arg, t] : extra) op->acts[arg] = t;
+  op->name = n.label();
+  op->flops = 2.0 * static_cast<double>(M * N * K);
+  finish(*op, pd);
+  op->impl += "+vinfer:quantize_avx512";
+  ctx.add(std::move(op));
+}
+
+}  // namespace
+
 void build_inner_product(BuildContext& ctx, const Node& n) {
   if (n.op == "MatMul" && !ctx.graph().constant(n.inputs[1]) && !ctx.graph().constant(n.inputs[0])) {
     if (n.inputs.size() > 2) unsupported(n, "a bias on a product of runtime values");
@@ -171,6 +255,7 @@ void build_inner_product(BuildContext& ctx, const Node& n) {
   const bool has_bias = !dp.bias.f.empty();
   const TensorData& bias = dp.bias;
 
+  if (fc_int8(ctx, n)) return build_int8_fc(ctx, n, dp, *ctx.int8_weight_scales(n));
   TensorRef dst = ctx.output(n.outputs[0], Form::Plain);
   dst.md = plain_md({M, N});
 

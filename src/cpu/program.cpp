@@ -127,7 +127,7 @@ class Program final : public BuildContext, public detail::Executor {
         output(n.outputs[0], Form::Blocked);  // the view itself: its inputs were written in place
         continue;
       }
-      if (recording_ && n.op == "Conv" && conv_int8_candidate(*this, n)) observe(n.inputs[0]);
+      if (recording_ && ((n.op == "Conv" && conv_int8_candidate(*this, n)) || fc_int8_candidate(*this, n))) observe(n.inputs[0]);
       build_node(n);
       if (done_with_) report_done_weights(k);
     }
@@ -153,16 +153,18 @@ class Program final : public BuildContext, public detail::Executor {
                             " convolutions in bfloat16 (the rest float32: Winograd on large maps, channels-last ones)");
     }
     if (int8_) {
-      int convs = 0, low = 0;
+      int layers = 0, low = 0;
       std::string kept;
       for (const Node& n : g_.nodes) {
-        if (n.op != "Conv") continue;
-        ++convs;
-        if (conv_int8(*this, n)) ++low;
+        const bool dense = n.op == "Gemm" || (n.op == "MatMul" && g_.constant(n.inputs[1]));
+        if (n.op != "Conv" && !dense) continue;
+        ++layers;
+        if (n.op == "Conv" ? conv_int8(*this, n) : fc_int8(*this, n)) ++low;
         else if (kept.size() < 200) kept += (kept.empty() ? "" : ", ") + n.name;
       }
-      info.passes.push_back("precision int8: " + std::to_string(low) + " of " + std::to_string(convs) +
-                            " convolutions in int8" + (kept.empty() ? std::string() : " (float32: " + kept + ")"));
+      info.passes.push_back("precision int8: " + std::to_string(low) + " of " + std::to_string(layers) +
+                            " convolutions and fully connected layers in int8" +
+                            (kept.empty() ? std::string() : " (float32: " + kept + ")"));
     }
     if (!fallback_.empty()) {
       std::string line = "reference_fallback: " + std::to_string(fallback_.size()) + " node(s) on the reference evaluator (slow):";
@@ -213,9 +215,9 @@ class Program final : public BuildContext, public detail::Executor {
   const std::vector<float>* int8_weight_scales(const Node& conv) const override {
     if (!int8_ || !calibration_ || conv.inputs.size() < 2) return nullptr;
     auto it = calibration_->weight_scales.find(conv.name);
-    const Shape& w = g_.value(conv.inputs[1]).shape;
-    if (it == calibration_->weight_scales.end() || w.empty() || static_cast<std::int64_t>(it->second.size()) != w[0]) return nullptr;
-    return &it->second;
+    if (it == calibration_->weight_scales.end()) return nullptr;
+    const std::int64_t outputs = conv.op == "Conv" ? g_.value(conv.inputs[1]).shape.at(0) : g_.value(conv.outputs[0]).shape.back();
+    return static_cast<std::int64_t>(it->second.size()) == outputs ? &it->second : nullptr;
   }
   Form int8_form(int value) const override {
     const ActivationRange* r = int8_range(value);

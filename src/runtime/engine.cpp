@@ -11,6 +11,7 @@
 #ifdef VINFER_HAS_CUDA
 #include "cuda/cuda_backend.hpp"
 #endif
+#include "graph/op_params.hpp"
 #include "graph/passes.hpp"
 #include "util/cpu_features.hpp"
 #include "util/debug_env.hpp"
@@ -301,20 +302,29 @@ Calibration Model::calibration() const {
                                            "' are not finite on these images (the network overflows)");
     c.activations[g.value(v).name] = r;
   }
-  // Per output channel, max|w| / 127 (1 for a channel of zeros).
+  // Per output channel, max|w| / 127 (1 for a channel of zeros): a Conv's
+  // [oc, ...] weights by rows, a fully connected layer's by its outputs.
   for (const Node& n : g.nodes) {
-    if (n.op != "Conv" || n.inputs.size() < 2 || !c.activations.count(g.value(n.inputs[0]).name)) continue;
+    if (n.inputs.size() < 2 || !c.activations.count(g.value(n.inputs[0]).name)) continue;
     const TensorData* w = g.constant(n.inputs[1]);
     if (!w || w->shape.empty() || w->shape[0] <= 0) continue;
-    const auto oc = static_cast<std::size_t>(w->shape[0]);
-    const std::size_t per = w->f.size() / oc;
     std::vector<float>& s = c.weight_scales[n.name];
-    s.assign(oc, 0.f);
-    for (std::size_t o = 0; o < oc; ++o) {
-      float m_abs = 0;
-      for (std::size_t i = 0; i < per; ++i) m_abs = std::max(m_abs, std::fabs(w->f[o * per + i]));
-      s[o] = m_abs > 0 ? m_abs / 127.f : 1.f;
+    if (n.op == "Conv") {
+      const auto oc = static_cast<std::size_t>(w->shape[0]);
+      const std::size_t per = w->f.size() / oc;
+      s.assign(oc, 0.f);
+      for (std::size_t o = 0; o < oc; ++o)
+        for (std::size_t i = 0; i < per; ++i) s[o] = std::max(s[o], std::fabs(w->f[o * per + i]));
+    } else {
+      const detail::DenseParams dp = detail::dense_params(g, n);
+      const TensorData& t = dp.kn ? *dp.kn : dp.weights();  // [K, N] or [N, K]
+      s.assign(static_cast<std::size_t>(dp.N), 0.f);
+      for (std::size_t i = 0; i < t.f.size(); ++i) {
+        float& m_abs = s[dp.kn ? i % static_cast<std::size_t>(dp.N) : i / static_cast<std::size_t>(dp.K)];
+        m_abs = std::max(m_abs, std::fabs(t.f[i]));
+      }
     }
+    for (float& v : s) v = v > 0 ? v / 127.f : 1.f;
   }
   return c;
 }
