@@ -16,11 +16,11 @@ settings (on this CPU, layers left unquantized run in bfloat16).
 Speed: every engine and precision runs in its own process, one after the
 other, all threads of the machine; the whole sequence repeats --rounds
 times, and a figure is the median over all rounds' passes (per image). Each
-round's vinfer bf16 / OpenVINO bf16 ratio is kept too (they ran back to
-back). Error: each engine's bfloat16 logits against its own float32 ones on
-the photos in tests/data/images, preprocessed by `vinfer preprocess
---preset torchvision` (the same tensors for both; vinfer's side is `vinfer
-check --json`): max |dlogit| / max |logit| (worst image, and the mean over
+round's vinfer / OpenVINO ratio at each precision is kept too (they ran
+back to back). Error: each engine's reduced-precision logits against its own
+float32 ones on the photos in tests/data/images, preprocessed by `vinfer
+preprocess --preset torchvision` (the same tensors for both; vinfer's side
+is `vinfer check --json`): max |dlogit| / max |logit| (worst image, and the mean over
 images), top-1 and top-5 agreement, the lowest cosine similarity. The
 networks have random weights (tests/models/export_models.py): the error
 measures mean the same for any weights, the agreement less so.
