@@ -69,7 +69,8 @@ Calibration Calibration::parse(const std::string& text, const std::string& what)
   } catch (const json::exception& e) {
     bad(what, std::string("not JSON (") + e.what() + ")");
   }
-  if (!j.is_object() || j.value("format", std::string()) != kFormat) bad(what, std::string("no \"format\": \"") + kFormat + "\"");
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kFormat)
+    bad(what, std::string("no \"format\": \"") + kFormat + "\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion)
     bad(what, "version " + (j.contains("version") ? j["version"].dump() : std::string("missing")) + " (this vinfer reads 1)");
   Calibration c;
@@ -125,7 +126,7 @@ std::string Calibration::to_json() const {
   json ws = json::object();
   for (const auto& [name, s] : weight_scales) ws[name] = s;
   j["weight_scales"] = std::move(ws);
-  return j.dump(1) + "\n";
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";  // (names that are not UTF-8: replaced)
 }
 
 void Calibration::save(const std::string& path) const {

@@ -426,6 +426,7 @@ TEST(Precision, CalibrationFileChecks) {
   };
   refused(good.substr(0, good.size() / 2), "not JSON");
   refused("[]", "format");
+  refused(R"({"format":1})", "format");  // (a JSON type error, not an escaping exception)
   refused(with("\"version\":1", "\"version\":7"), "version 7");
   refused(with("\"max\":2", "\"max\":1e39"), "not a finite float");
   refused(with("\"max\":2", "\"max\":\"2\""), "not a number");
