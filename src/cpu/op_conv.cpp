@@ -26,7 +26,7 @@ namespace {
 // Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
 // layers before. Blocked tensors hold a batch's images one after another:
 // Conv1x1Pre takes them all (each thread's weights read once for all),
-// Winograd3x3 runs image by image.
+// Winograd3x3 as many at a time as it was made for (its geometry's images).
 template <class Kernel>
 class OwnConvOp : public CpuOp {
  public:
@@ -51,18 +51,21 @@ class OwnConvOp : public CpuOp {
     dst_image = args.at(DNNL_ARG_DST).get_desc().get_size() / sizeof(float) / static_cast<std::size_t>(images);
     if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
     scratch = shared_scratch;
+    if constexpr (std::is_same_v<Kernel, Winograd3x3>) kernel->set_image_strides(src_image, dst_image);
   }
   void execute(dnnl::stream&) override {
     const std::vector<ByteSpan>* all = prefetch.empty() ? nullptr : &prefetch;
     if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) {
       kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image);
-      return;
-    }
-    for (std::int64_t i = 0; i < images; ++i) {
-      // The next layers' weights are fetched while the last image runs.
-      const std::vector<ByteSpan>* pf = prefetch.empty() || i + 1 < images ? nullptr : &prefetch;
-      const auto k = static_cast<std::size_t>(i);
-      kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf);
+    } else {
+      const std::int64_t group = kernel->geometry().images;
+      for (std::int64_t i = 0; i < images; i += group) {
+        // The next layers' weights are fetched while the last images run.
+        const std::vector<ByteSpan>* pf = prefetch.empty() || i + group < images ? nullptr : &prefetch;
+        const auto k = static_cast<std::size_t>(i);
+        kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf,
+                    static_cast<int>(std::min(group, images - i)));
+      }
     }
   }
   std::vector<ByteSpan> weights() const override;
@@ -142,6 +145,17 @@ bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const S
 }
 
 int winograd_tiles(const WinogradGeometry& g) { return Winograd3x3::tiles(g); }
+
+// How many of a batch's images vinfer's Winograd takes at a time: as many as
+// keep their tiles within kFoldTiles, so that one pass over the transformed
+// weights serves them all while the transformed tiles of split by positions
+// (all of them at once) stay within a few MiB.
+constexpr int kFoldTiles = 256;
+int fold_images(const WinogradGeometry& g, std::int64_t batch) {
+  WinogradGeometry one = g;
+  one.images = 1;
+  return static_cast<int>(std::clamp<std::int64_t>(kFoldTiles / Winograd3x3::tiles(one), 1, batch));
+}
 double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weight_bytes(g) / double(1 << 20); }
 
 // Split by tiles, each chunk of tiles streams all transformed weights (36 x
@@ -234,7 +248,9 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   // alone, ResNet50's layer4.0 ran the GEMM only 6-17 % faster than the
   // Winograd (three loads), while in the network the Winograd's 16.8 MB of
   // weights make it 30 % slower; layer3.0's Winograd won by 8-15 % alone
-  // and by 10-20 % in the network.
+  // and by 10-20 % in the network. With a batch's images folded into one run
+  // (fold_images), those weights are read once for all: then both sides are
+  // timed.
   const auto own_kind = [](Conv3x3 k) { return !is_onednn(k) && k != Conv3x3::VinferGemm; };
   // F(2,3) (fewer multiplications than F(4,3) on 7x7 maps, where F(4,3)
   // computes 8x8; 16 / 36 of its weights) is timed on maps under 14x14. On
@@ -254,15 +270,16 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                       : k == Conv3x3::F23Tiles     ? f23 && tiles_split_fits(g23)
                       : k == Conv3x3::F23Positions ? f23 && positions_split_fits(g23)
                                                    : own && positions_split_fits(g);
-    if (k != rule && runs && (g.stride == 1 || own_kind(k) == own_kind(rule))) kinds.push_back(k);
+    if (k != rule && runs && (g.stride == 1 || g.images > 1 || own_kind(k) == own_kind(rule))) kinds.push_back(k);
   }
   if (kinds.size() < 2) return rule;
   // The candidates are part of the key: a choice cached when they were
   // others (another version) is timed again, not reused.
-  char key[224];
-  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s of",
+  char key[256], images[32] = "";
+  if (g.images > 1) std::snprintf(images, sizeof images, " images %d", g.images);
+  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s of",
                          g.ic, g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo,
-                         hi, g.stride == 2 ? " stride 2" : "");
+                         hi, g.stride == 2 ? " stride 2" : "", images);
   for (Conv3x3 k : kinds)
     if (at > 0 && at < static_cast<int>(sizeof key)) at += std::snprintf(key + at, sizeof key - at, " %d", static_cast<int>(k));
   // One per form; both splits share its transformed weights.
@@ -271,8 +288,8 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   Block gemm_scratch;
   const int choice = tuned_choice(key, [&] {
     const dnnl::engine& eng = ctx.engine();
-    std::vector<float> src(blocked_md({1, g.ic, g.h, g.w}).get_size() / sizeof(float)),
-        dst(blocked_md({1, g.oc, g.oh, g.ow}).get_size() / sizeof(float));
+    std::vector<float> src(blocked_md({g.images, g.ic, g.h, g.w}).get_size() / sizeof(float)),
+        dst(blocked_md({g.images, g.oc, g.oh, g.ow}).get_size() / sizeof(float));
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
     const std::size_t src_bytes = src.size() * sizeof(float);
     dnnl::stream stream(eng);
@@ -303,7 +320,11 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
         gemm_kernel = std::make_unique<Conv1x1Pre>(*gemm, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi);
         gemm_scratch = aligned_block(gemm_kernel->scratch_bytes(threads));
         Conv1x1Pre& c = *gemm_kernel;
-        runs.push_back({[&c, &src, &dst, &gemm_scratch, threads] { c.run(src.data(), dst.data(), gemm_scratch.get(), threads); },
+        const int n = g.images;
+        runs.push_back({[&c, &src, &dst, &gemm_scratch, threads, n] {
+                          c.run(src.data(), dst.data(), gemm_scratch.get(), threads, nullptr, nullptr, n,
+                                src.size() / static_cast<std::size_t>(n), dst.size() / static_cast<std::size_t>(n));
+                        },
                         [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
         std::unique_ptr<Winograd3x3>& kernel = is_f23(kinds[k]) ? f23_kernel : own_kernel;
@@ -681,12 +702,12 @@ void build_conv(BuildContext& ctx, const Node& n) {
              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, y, strides, dil, pl, pr);
   };
   auto desc = [&](dnnl::algorithm alg) { return desc_of(src_md, dst_md, alg); };
-  // Kernels are timed on one image (vinfer's run a batch image by image), so
-  // a batch reuses batch 1's choices.
-  auto one_image = [&](const Shape& s, Form f) {
-    Shape one = s;
-    one[0] = 1;
-    return md_for(one, f);
+  // Kernels are timed on as many images as vinfer's Winograd takes at a
+  // time (fold_images; one at batch 1).
+  auto some_images = [&](const Shape& s, Form f, int images) {
+    Shape some = s;
+    some[0] = images;
+    return md_for(some, f);
   };
   // Winograd does fewer multiplications for a 3x3 convolution (stride 1:
   // oneDNN's F(2,3) 2.25x, AVX-512 only in 2.6; vinfer's F(4,3) 4x, AVX2
@@ -722,15 +743,17 @@ void build_conv(BuildContext& ctx, const Node& n) {
     bool gemm_default = false;
     const bool gemm = stride2 && clamp_only && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
     Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
+    geo.images = fold_images(geo, xs[0]);
     std::unique_ptr<Winograd3x3> kernel;
     if (tune && extra.empty()) {  // (a residual sum's operand is not at hand to time with)
-      const memory::desc x1 = one_image(xs, in_form), y1 = one_image(ys, out_form);
+      const memory::desc x1 = some_images(xs, in_form, geo.images), y1 = some_images(ys, out_form, geo.images);
       const auto direct =
           dnnl::convolution_forward::primitive_desc(desc_of(x1, y1, dnnl::algorithm::convolution_direct), attr, ctx.engine());
       dnnl::convolution_forward::primitive_desc wino1;
-      if (wino && xs[0] > 1)
+      const bool whole = xs[0] == geo.images;
+      if (wino && !whole)
         wino1 = dnnl::convolution_forward::primitive_desc(desc_of(x1, y1, dnnl::algorithm::convolution_winograd), attr, ctx.engine());
-      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, xs[0] > 1 ? wino1 : wino, direct, kernel);
+      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, whole ? wino : wino1, direct, kernel);
     }
     if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi);
     if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));

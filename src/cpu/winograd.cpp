@@ -31,10 +31,12 @@ int weight_positions(const WinogradGeometry& g) { return g.stride == 1 && g.out_
 
 }  // namespace
 
-int Winograd3x3::tiles(const WinogradGeometry& g) {
+int Winograd3x3::tiles_per_image(const WinogradGeometry& g) {
   const int m = output_tile(g);
   return ((g.oh + m - 1) / m) * ((g.ow + m - 1) / m);
 }
+
+int Winograd3x3::tiles(const WinogradGeometry& g) { return tiles_per_image(g) * std::max(1, g.images); }
 
 std::size_t Winograd3x3::weight_bytes(const WinogradGeometry& g) {
   return sizeof(float) * weight_positions(g) * static_cast<std::size_t>(g.ic) * g.oc;
@@ -61,8 +63,10 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
                          Split split)
     : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi) {
   const int m = output_tile(g);
+  g_.images = std::max(1, g.images);
   tiles_w_ = (g.ow + m - 1) / m;
-  tiles_ = tiles(g);
+  per_image_ = tiles_per_image(g_);
+  tiles_ = tiles(g_);
   fns_ = kernel_fns(g);
   own_next_ = prefetch_own_weights();
   rows_ = g.block == 16 ? 12 : 6;
@@ -141,16 +145,20 @@ void Winograd3x3::run(const float* src, float* dst) {
   run(src, dst, own_scratch_.get(), threads);
 }
 
-void Winograd3x3::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch) {
-  if (split_ == Split::Positions) run_by_positions(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
-  else run_by_tiles(src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+void Winograd3x3::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch,
+                      int images) {
+  WinogradGeometry g = g_;
+  g.images = images > 0 ? std::min(images, g_.images) : g_.images;
+  const int tiles = per_image_ * g.images;
+  if (split_ == Split::Positions) run_by_positions(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+  else run_by_tiles(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch);
 }
 
-void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int max_threads,
-                               const std::vector<ByteSpan>* prefetch) {
+void Winograd3x3::run_by_tiles(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
+                               int max_threads, const std::vector<ByteSpan>* prefetch) {
   // Every thread gets at least half a register tile of rows (DenseNet's 14x14
   // maps: 16 tiles, 2 threads of 8 were faster than 1 thread of 16).
-  const int threads = std::max(1, std::min({omp_get_max_threads(), max_threads, tiles_ / (rows_ / 2)}));
+  const int threads = std::max(1, std::min({omp_get_max_threads(), max_threads, tiles / (rows_ / 2)}));
   const float* u = static_cast<const float*>(u_.get());
   const std::size_t uw = static_cast<std::size_t>(g_.ic) * g_.oc;  // floats per position
   const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
@@ -158,8 +166,8 @@ void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    const int begin = static_cast<int>(static_cast<long>(tiles_) * t / n);
-    const int count = static_cast<int>(static_cast<long>(tiles_) * (t + 1) / n) - begin;
+    const int begin = static_cast<int>(static_cast<long>(tiles) * t / n);
+    const int count = static_cast<int>(static_cast<long>(tiles) * (t + 1) / n) - begin;
     float* v = scratch + thread_floats() * t;
     float* m = v + layout(max_rows, g_.ic).floats;
     // Chunks of max_chunk_ tiles; the last one also takes the rows that do
@@ -178,35 +186,35 @@ void Winograd3x3::run_by_tiles(const float* src, float* dst, float* scratch, int
       const WinogradLayout lv = layout(T, g_.ic), lm = layout(T, g_.oc);
       const bool first = t0 == begin;
       pf.own_next = own_next_ && (first || refetch);
-      fns_->input(g_, tiles_w_, t0, T, lv, src, v, first ? u : nullptr, first ? transformed_weight_bytes() : 0);
+      fns_->input(g, tiles_w_, per_image_, t0, T, lv, src, v, first ? u : nullptr, first ? transformed_weight_bytes() : 0);
       for (int p = 0; p < positions_; ++p)
         fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], g_.ic,
                    g_.oc, mult_[static_cast<std::size_t>(p)] * T, &pf);
-      fns_->output(g_, tiles_w_, t0, T, lm, m, bias_.data(), lo_, hi_, dst);
+      fns_->output(g, tiles_w_, per_image_, t0, T, lm, m, bias_.data(), lo_, hi_, dst);
       t0 += T, left -= T;
     }
   }
 }
 
-void Winograd3x3::run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
-                                   const std::vector<ByteSpan>* prefetch) {
+void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
+                                   int max_threads, const std::vector<ByteSpan>* prefetch) {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const float* u = static_cast<const float*>(u_.get());
   const std::size_t ic = g_.ic, oc = g_.oc, uw = ic * oc;
-  const WinogradLayout lv = layout(tiles_, g_.ic), lm = layout(tiles_, g_.oc);
+  const WinogradLayout lv = layout(tiles, g_.ic), lm = layout(tiles, g_.oc);
   float* v = scratch;             // V: all tiles
   float* m = scratch + lv.floats;  // M: all tiles
-  const long all_rows = static_cast<long>(rows_per_tile_) * tiles_;  // of the GEMMs, positions one after another
+  const long all_rows = static_cast<long>(rows_per_tile_) * tiles;  // of the GEMMs, positions one after another
   const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    const int tile0 = static_cast<int>(tiles_ * static_cast<long>(t) / n);
-    const int count = static_cast<int>(tiles_ * static_cast<long>(t + 1) / n) - tile0;
+    const int tile0 = static_cast<int>(tiles * static_cast<long>(t) / n);
+    const int count = static_cast<int>(tiles * static_cast<long>(t + 1) / n) - tile0;
     const long r0 = all_rows * t / n, r1 = all_rows * (t + 1) / n;  // the thread's GEMM rows
     int p0 = 0, p1 = 0;  // the positions they are in: [p0, p1)
     for (long base = 0; p1 < positions_; ++p1) {
-      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p1)]) * tiles_;
+      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p1)]) * tiles;
       if (base + rows <= r0) p0 = p1 + 1;
       if (base >= r1) break;
       base += rows;
@@ -215,13 +223,13 @@ void Winograd3x3::run_by_positions(const float* src, float* dst, float* scratch,
     const float* pf = u + p0 * uw;
     const std::size_t pf_bytes =
         count > 0 && p1 > p0 ? std::min<std::size_t>(sizeof(float) * (p1 - p0) * uw, 1 << 20) : 0;
-    fns_->input(g_, tiles_w_, tile0, count, lv, src, v + tile0 * ic, pf, pf_bytes);
+    fns_->input(g, tiles_w_, per_image_, tile0, count, lv, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
     PrefetchCursor next(prefetch, t, n, panels * ((r1 - r0) / rows_ + (p1 - p0)));
     next.own_next = own_next_;
     long base = 0;
     for (int p = 0; p < positions_; ++p) {
-      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p)]) * tiles_;
+      const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p)]) * tiles;
       const long lo = std::max(base, r0), hi = std::min(base + rows, r1);
       if (lo < hi)
         fns_->gemm(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo - base) * ic, u + p * uw,
@@ -230,7 +238,7 @@ void Winograd3x3::run_by_positions(const float* src, float* dst, float* scratch,
       base += rows;
     }
 #pragma omp barrier
-    fns_->output(g_, tiles_w_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
+    fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
   }
 }
 

@@ -1,5 +1,5 @@
 // Internal: Winograd 3x3 convolutions on channel-blocked tensors (nChw8c /
-// nChw16c, batch 1), vinfer's own kernels, in two forms:
+// nChw16c), vinfer's own kernels, in three forms:
 // - stride 1, F(4x4, 3x3): a 6x6 input tile gives a 4x4 output tile with 36
 //   multiplications per channel pair instead of 144 (4x fewer). For machines
 //   where oneDNN 2.6 has no Winograd (AVX2), and for maps where its F(2,3) does
@@ -21,6 +21,11 @@
 //   share their weight (w1), so they are one GEMM with two or four times the
 //   rows: the transformed weights are 4x4 matrices per channel pair (1.8x the
 //   plain ones), not 5x5.
+//
+// A batch's images are one list of tiles (image after image): one pass over
+// the transformed weights serves all of them, where run image by image each
+// image read them again (ResNet50's 7x7 layers at batch 32: 16.8-37.7 MB a
+// layer, 32 times).
 //
 // Three steps: input transform (V = B^T d B), one GEMM per weight position
 // against the weights transformed once at load (U = G g G^T), output
@@ -55,6 +60,11 @@ struct WinogradGeometry {
   int block = 8;             // channel block of src and dst (8 or 16)
   int stride = 1;            // 1: F(4x4, 3x3) or F(2x2, 3x3); 2: the form for stride 2
   int out_tile = 4;          // stride 1: output tile side, 4 (F(4x4, 3x3)) or 2 (F(2x2, 3x3))
+  int images = 1;            // the most images one run takes (its scratch is sized for them)
+  std::size_t src_image = 0, dst_image = 0;  // floats from one image to the next (0: packed)
+
+  std::size_t src_stride() const { return src_image ? src_image : static_cast<std::size_t>(ic) * h * w; }
+  std::size_t dst_stride() const { return dst_image ? dst_image : static_cast<std::size_t>(oc) * oh * ow; }
 };
 
 // The distance (in floats) between the positions of V or M for `floats`
@@ -81,15 +91,16 @@ struct WinogradLayout {
 };
 
 // The kernels of one ISA and form. input / output: the transforms of tiles
-// [tile0, tile0 + T) (v and m point at tile0's row), with pf_bytes at pf
+// [tile0, tile0 + T) of the batch (v and m point at tile0's row; tile t is
+// tile t % per_image of image t / per_image), with pf_bytes at pf
 // prefetched into L2 during the input transform; gemm: C[T][n] = A[T][k] x
 // B[k][n], prefetching what pf hands out (or nothing: null).
 struct WinogradKernelFns {
-  void (*input)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lv, const float* src,
-                float* v, const float* pf, std::size_t pf_bytes);
+  void (*input)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lv,
+                const float* src, float* v, const float* pf, std::size_t pf_bytes);
   void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf);
-  void (*output)(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm, const float* m,
-                 const float* bias, float lo, float hi, float* dst);
+  void (*output)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lm,
+                 const float* m, const float* bias, float lo, float hi, float* dst);
 };
 extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_f23_avx2, winograd_f23_avx512,
     winograd_s2_avx2, winograd_s2_avx512;
@@ -110,7 +121,7 @@ class Winograd3x3 {
               float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
               Split split = Split::Auto);
 
-  // src, dst: blocked tensors of the geometry. Runs on the current OpenMP
+  // src, dst: blocked tensors of the geometry (g.images images). Runs on the current OpenMP
   // threads; allocates only when that needs more scratch than any run before
   // (more threads, or the other split), so that timing the two splits in turn
   // does not time fresh pages.
@@ -120,10 +131,14 @@ class Winograd3x3 {
   // long), with at most `threads` threads: a network's Winograd layers then share
   // one scratch buffer, which stays in cache from layer to layer. The threads
   // meanwhile prefetch `prefetch` (the next layers' weights) into L2.
+  // images: how many to run (1 to g.images; 0: g.images).
   std::size_t scratch_bytes(int threads) const;
-  void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr);
+  void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
+           int images = 0);
 
   const WinogradGeometry& geometry() const { return g_; }
+  // Where the images of a batch are (floats from one to the next; 0: packed).
+  void set_image_strides(std::size_t src, std::size_t dst) { g_.src_image = src, g_.dst_image = dst; }
 
   Split split() const { return split_; }
   // Changes how threads share the work (not Auto); the transformed weights
@@ -137,8 +152,10 @@ class Winograd3x3 {
   // The transformed weights (positions x ic x oc floats).
   const void* transformed_weights() const { return u_.get(); }
   std::size_t transformed_weight_bytes() const { return weight_bytes(g_); }
-  // For a geometry: its output tiles, and the bytes of its transformed weights.
+  // For a geometry: its output tiles (of all its images; of one), and the
+  // bytes of its transformed weights.
   static int tiles(const WinogradGeometry& g);
+  static int tiles_per_image(const WinogradGeometry& g);
   static std::size_t weight_bytes(const WinogradGeometry& g);
   // Chooses by shape; VINFER_WINOGRAD_SPLIT=tiles|positions overrides.
   static Split choose_split(const WinogradGeometry& g);
@@ -149,7 +166,7 @@ class Winograd3x3 {
   int positions_ = 36;   // weight positions: 36 (F(4,3)) or 16 (F(2,3), stride 2)
   int rows_per_tile_ = 36;  // GEMM rows per tile, over all positions: 36, 16 or 25
   std::array<int, 36> mult_{};  // transformed samples a position serves: 1 (stride 2: 1, 2 or 4)
-  int tiles_w_ = 0, tiles_ = 0;
+  int tiles_w_ = 0, per_image_ = 0, tiles_ = 0;  // tiles_: of g.images images
   int rows_ = 12;        // the GEMM's register-tile rows
   int max_chunk_ = 24;   // tiles per chunk (the last of a thread takes up to rows_ - 1 more)
   const WinogradKernelFns* fns_ = nullptr;
@@ -162,9 +179,10 @@ class Winograd3x3 {
 
   WinogradLayout layout(int rows, int ch) const;
   std::size_t thread_floats() const;
-  void run_by_tiles(const float* src, float* dst, float* scratch, int max_threads, const std::vector<ByteSpan>* prefetch);
-  void run_by_positions(const float* src, float* dst, float* scratch, int max_threads,
-                        const std::vector<ByteSpan>* prefetch);
+  void run_by_tiles(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch, int max_threads,
+                    const std::vector<ByteSpan>* prefetch);
+  void run_by_positions(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
+                        int max_threads, const std::vector<ByteSpan>* prefetch);
 };
 
 }  // namespace vinfer::cpu

@@ -131,12 +131,13 @@ struct WinogradKernels {
     }
   }
 
-  // V for tiles [tile0, tile0 + T) in layout lv (v points at tile0's row).
-  // Meanwhile, when pf_bytes > 0, the bytes at pf are prefetched into L2,
-  // spread over the tiles' transforms.
+  // V for tiles [tile0, tile0 + T) of the batch in layout lv (v points at
+  // tile0's row). Meanwhile, when pf_bytes > 0, the bytes at pf are
+  // prefetched into L2, spread over the tiles' transforms.
   template <class F>
-  static void input_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lv,
-                              const float* src, float* v, const float* pf_at, std::size_t pf_bytes) {
+  static void input_transform(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
+                              const WinogradLayout& lv, const float* src, float* v, const float* pf_at,
+                              std::size_t pf_bytes) {
     constexpr int N = F::N, step = F::M * F::S;
     std::size_t pos[N * N];
     F::positions(lv, pos);
@@ -147,7 +148,8 @@ struct WinogradKernels {
     const char* pf = reinterpret_cast<const char*>(pf_at);
     const char* const pf_end = pf + pf_bytes;
     for (int t = 0; t < T; ++t) {
-      const int ti = tile0 + t;
+      const int ti = (tile0 + t) % per_image;
+      const float* image = src + static_cast<std::size_t>((tile0 + t) / per_image) * g.src_stride();
       float* vt = v + static_cast<std::size_t>(t) * IC;
       const int y0 = (ti / tiles_w) * step - g.pad_t, x0 = (ti % tiles_w) * step - g.pad_l;
       unsigned rows_in = 0, cols_in = 0;
@@ -160,8 +162,8 @@ struct WinogradKernels {
         for (const char* q = pf, *e = std::min(pf + pf_step, pf_end); q < e; q += 64) _mm_prefetch(q, _MM_HINT_T1);
         pf = std::min(pf + pf_step, pf_end);
         const std::ptrdiff_t at = (c / B) * plane + y0 * row + static_cast<std::ptrdiff_t>(x0) * B;
-        if (inside) tile_transform<F, false>(src, at, row, B, rows_in, cols_in, vt + c, pos);
-        else tile_transform<F, true>(src, at, row, B, rows_in, cols_in, vt + c, pos);
+        if (inside) tile_transform<F, false>(image, at, row, B, rows_in, cols_in, vt + c, pos);
+        else tile_transform<F, true>(image, at, row, B, rows_in, cols_in, vt + c, pos);
       }
     }
   }
@@ -169,15 +171,17 @@ struct WinogradKernels {
   // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
   // M in layout lm (m points at tile0's row).
   template <class F>
-  static void output_transform(const WinogradGeometry& g, int tiles_w, int tile0, int T, const WinogradLayout& lm,
-                               const float* m, const float* bias, float lo, float hi, float* dst) {
+  static void output_transform(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
+                               const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi,
+                               float* dst) {
     constexpr int N = F::N, M = F::M;
     std::size_t pos[N * N];
     F::positions(lm, pos);
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
     for (int t = 0; t < T; ++t) {
-      const int ti = tile0 + t;
+      const int ti = (tile0 + t) % per_image;
+      float* image = dst + static_cast<std::size_t>((tile0 + t) / per_image) * g.dst_stride();
       const int y0 = (ti / tiles_w) * M, x0 = (ti % tiles_w) * M;
       for (int c = 0; c < g.oc; c += L) {
         V tmp[M][N];  // A^T M, column by column
@@ -195,7 +199,7 @@ struct WinogradKernels {
           F::at(tmp[i], r);
           for (int j = 0; j < M && x0 + j < g.ow; ++j) {
             const V y = I::min(I::max(I::add(r[j], b), vlo), vhi);
-            I::store(dst + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
+            I::store(image + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
           }
         }
       }

@@ -598,6 +598,66 @@ TEST(Winograd, MatchesDirectConvolution) {
   isa.report();
 }
 
+// A batch's images folded into one run (their tiles one list, one pass over
+// the weights) give each image what a run of that image alone gives: every
+// form and split, images apart by more than their size (as in a larger
+// buffer), a run of fewer images than the kernel was made for, 1-3 threads.
+TEST(Winograd, FoldedImagesMatchOneByOne) {
+  struct Case {
+    int stride, tile, block, h;
+  };
+  const std::vector<Case> cases = {{1, 4, 8, 13}, {1, 4, 16, 7}, {1, 2, 16, 7}, {1, 2, 8, 10}, {2, 2, 16, 14}, {2, 2, 8, 9}};
+  IsaCoverage isa;
+  const int max_threads = omp_get_max_threads();
+  for (const Case& c : cases) {
+    cpu::WinogradGeometry g;
+    g.ic = 2 * c.block, g.oc = 3 * c.block, g.h = g.w = c.h, g.pad_t = g.pad_l = 1, g.block = c.block;
+    g.stride = c.stride, g.out_tile = c.tile;
+    g.oh = g.ow = (c.h + 2 - 3) / c.stride + 1;
+    isa.runs(c.block);
+    if (!cpu::Winograd3x3::supports(g)) {
+      EXPECT_FALSE(cpu::simd_block_runs(c.block)) << "a geometry the kernels should take";
+      continue;
+    }
+    const std::size_t src_one = static_cast<std::size_t>(g.ic) * g.h * g.w, dst_one = static_cast<std::size_t>(g.oc) * g.oh * g.ow;
+    const std::size_t src_gap = src_one + 48, dst_gap = dst_one + 32;  // images further apart than packed
+    const int images = 3;
+    const TensorData x = test::random_tensor({images, static_cast<std::int64_t>(src_gap)}, 11),
+                     w = test::random_tensor({g.oc, g.ic, 3, 3}, 12), b = test::random_tensor({g.oc}, 13);
+    for (auto split : {cpu::Winograd3x3::Split::Tiles, cpu::Winograd3x3::Split::Positions}) {
+      cpu::Winograd3x3 one(g, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), split);
+      cpu::WinogradGeometry gb = g;
+      gb.images = images;
+      cpu::Winograd3x3 folded(gb, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), split);
+      folded.set_image_strides(src_gap, dst_gap);
+      for (int threads : {1, 2, 3}) {
+        omp_set_num_threads(threads);
+        std::vector<float> want(images * dst_gap, 0.f), got(images * dst_gap, -7.f);
+        for (int i = 0; i < images; ++i) one.run(x.f.data() + i * src_gap, want.data() + i * dst_gap);
+        cpu::Block scratch = cpu::aligned_block(folded.scratch_bytes(threads));
+        const std::string what = "stride " + std::to_string(c.stride) + " tile " + std::to_string(c.tile) + " block " +
+                                 std::to_string(c.block) + " threads " + std::to_string(threads) +
+                                 (split == cpu::Winograd3x3::Split::Tiles ? " by tiles" : " by positions");
+        for (int run : {images, 2}) {  // all of them, then the first two
+          std::fill(got.begin(), got.end(), -7.f);
+          folded.run(x.f.data(), got.data(), scratch.get(), threads, nullptr, run);
+          for (int i = 0; i < images; ++i) {
+            const float* y = got.data() + i * dst_gap;
+            if (i < run) {
+              EXPECT_EQ(max_abs_diff(y, want.data() + i * dst_gap, dst_one), 0.0) << what << " image " << i << " of " << run;
+            } else {
+              EXPECT_TRUE(std::all_of(y, y + dst_one, [](float v) { return v == -7.f; })) << what << ": image " << i << " written";
+            }
+            EXPECT_TRUE(std::all_of(y + dst_one, y + dst_gap, [](float v) { return v == -7.f; })) << what << ": gap written";
+          }
+        }
+      }
+    }
+  }
+  omp_set_num_threads(max_threads);
+  isa.report();
+}
+
 // The load-time timing runs both splits in turn on one kernel (tune_3x3).
 // Switching must keep run(src, dst)'s scratch: freeing it made every timed
 // run include fresh pages (VGG19's 56x56 layers timed at 3-12x their time,
