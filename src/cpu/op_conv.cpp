@@ -145,18 +145,19 @@ bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const S
 }
 
 int winograd_tiles(const WinogradGeometry& g) { return Winograd3x3::tiles(g); }
+double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weight_bytes(g) / double(1 << 20); }
 
-// How many of a batch's images vinfer's Winograd takes at a time: as many as
-// keep their tiles within kFoldTiles, so that one pass over the transformed
-// weights serves them all while the transformed tiles of split by positions
-// (all of them at once) stay within a few MiB.
-constexpr int kFoldTiles = 256;
-int fold_images(const WinogradGeometry& g, std::int64_t batch) {
+// How many of a batch's images vinfer's Winograd takes at a time: one pass
+// over the transformed weights serves them all. Split by tiles, up to 1024
+// tiles (its scratch does not grow with them; ResNet50 at batch 32, the
+// pass: 962 ms with 256, 938 with 1024); split by positions, whose scratch
+// holds all their transformed tiles, up to 256.
+int fold_images(const WinogradGeometry& g, std::int64_t batch, Winograd3x3::Split split) {
   WinogradGeometry one = g;
   one.images = 1;
-  return static_cast<int>(std::clamp<std::int64_t>(kFoldTiles / Winograd3x3::tiles(one), 1, batch));
+  const int most = split == Winograd3x3::Split::Positions ? 256 : 1024;
+  return static_cast<int>(std::clamp<std::int64_t>(most / Winograd3x3::tiles(one), 1, batch));
 }
-double winograd_weight_mib(const WinogradGeometry& g) { return Winograd3x3::weight_bytes(g) / double(1 << 20); }
 
 // Split by tiles, each chunk of tiles streams all transformed weights (36 x
 // ic x oc floats): too little work per weight on small maps when those are
@@ -366,8 +367,11 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
 // Adds vinfer's Winograd for the node (`kernel`, or one built now with `kind`'s split).
 void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
                       const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
-  if (!kernel)
-    kernel = std::make_unique<Winograd3x3>(form_of(g, kind), w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+  if (!kernel) {
+    WinogradGeometry fg = form_of(g, kind);
+    fg.images = std::min(g.images, fold_images(fg, g.images, split_of(kind)));
+    kernel = std::make_unique<Winograd3x3>(fg, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+  }
   const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles;
   const int tile = kernel->geometry().out_tile;
   const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
@@ -743,7 +747,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
     bool gemm_default = false;
     const bool gemm = stride2 && clamp_only && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
     Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
-    geo.images = fold_images(geo, xs[0]);
+    geo.images = fold_images(geo, xs[0], Winograd3x3::Split::Tiles);  // timed so (positions: fewer, below)
     std::unique_ptr<Winograd3x3> kernel;
     if (tune && extra.empty()) {  // (a residual sum's operand is not at hand to time with)
       const memory::desc x1 = some_images(xs, in_form, geo.images), y1 = some_images(ys, out_form, geo.images);
