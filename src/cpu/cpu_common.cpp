@@ -34,7 +34,7 @@ memory::desc blocked_md(const Shape& s) {
 }
 
 memory::desc md_for(const Shape& s, Form form) {
-  if (form == Form::Blocked) return blocked_md(s);
+  if (form == Form::Blocked || form == Form::BlockedPacked) return blocked_md(s);
   if (form == Form::BlockedBf16) {
     memory::desc f = blocked_md(s);
     return memory::desc(f.dims(), memory::data_type::bf16, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
@@ -61,6 +61,7 @@ const char* form_name(Form form) {
     case Form::PlainBf16: return "plain bf16";
     case Form::ChannelsLastU8: return "channels-last u8";
     case Form::ChannelsLastS8: return "channels-last s8";
+    case Form::BlockedPacked: return "blocked";
   }
   return "?";
 }

@@ -33,13 +33,17 @@ enum class Form {
   PlainBf16,     // Plain in bfloat16: the image for a first convolution, rows for a matrix product
   ChannelsLastU8,  // NHWC in unsigned 8-bit integers, value / scale (Precision::INT8; a range >= 0)
   ChannelsLastS8,  // NHWC in signed 8-bit integers, value / scale (Precision::INT8; a range with negatives)
+  BlockedPacked,   // Blocked with the images one after another: the copy, for ops that need that, of a
+                   // value whose Blocked form is a view into a concatenation at batch > 1 (each image's
+                   // channels a slice of that image in the concatenation's buffer)
 };
 bool is_int8(Form form);
 const char* form_name(Form form);
 
 struct TensorRef {
   int buffer = -1;   // arena buffer id
-  memory::desc md;
+  memory::desc md;   // (of a batch; where image_bytes is set, of images packed)
+  std::size_t image_bytes = 0;  // bytes from one image to the next, where not md's (a view at batch > 1)
 };
 
 class CpuOp {
@@ -124,6 +128,12 @@ class BuildContext {
   virtual TensorRef output(int value, Form form) = 0;
   // Whether `value` is written in place into a concatenation (its Blocked form).
   virtual bool is_view(int value) const = 0;
+  // The Blocked form as it is, for ops that take a batch's images apart
+  // (TensorRef::image_bytes; vinfer's convolution kernels): a view at batch
+  // > 1 then is read and written where it lies. input() and output() give
+  // other ops a packed copy (BlockedPacked) and copy it in or out.
+  virtual TensorRef input_images(int value) = 0;
+  virtual TensorRef output_images(int value) = 0;
   // Declares `value` as a reinterpretation (reshape) of `source`'s plain storage.
   virtual void alias_plain(int value, int source) = 0;
   virtual void add(std::unique_ptr<CpuOp> op) = 0;

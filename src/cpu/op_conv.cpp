@@ -47,8 +47,12 @@ class OwnConvOp : public CpuOp {
     CpuOp::bind(eng, address, shared_scratch);
     src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
-    src_image = args.at(DNNL_ARG_SRC).get_desc().get_size() / sizeof(float) / static_cast<std::size_t>(images);
-    dst_image = args.at(DNNL_ARG_DST).get_desc().get_size() / sizeof(float) / static_cast<std::size_t>(images);
+    // (images apart by more than their size: views into a concatenation)
+    auto step = [&](int arg) {
+      const TensorRef& t = acts.at(arg);
+      return (t.image_bytes ? t.image_bytes : t.md.get_size() / static_cast<std::size_t>(images)) / sizeof(float);
+    };
+    src_image = step(DNNL_ARG_SRC), dst_image = step(DNNL_ARG_DST);
     if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
     scratch = shared_scratch;
     if constexpr (std::is_same_v<Kernel, Winograd3x3>) kernel->set_image_strides(src_image, dst_image);
@@ -376,8 +380,8 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
   const int tile = kernel->geometry().out_tile;
   const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
   auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads(), images);
-  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
-  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
+  op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
              (by_tiles ? "" : "_pos") +
@@ -435,8 +439,8 @@ void build_preact_conv1x1(BuildContext& ctx, const Node& n, const Node& s) {
   clamp_of(n, lo, hi);
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi), omp_get_max_threads(), xs[0]);
-  op->acts[DNNL_ARG_SRC] = ctx.input(s.inputs[0], Form::Blocked);
-  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(s.inputs[0]);
+  op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = channel_block() == 16 ? "vinfer:conv1x1_preact_avx512" : "vinfer:conv1x1_preact_avx2";
   op->flops = 2.0 * geo.ic * geo.oc * geo.hw * static_cast<double>(xs[0]);
@@ -460,9 +464,10 @@ void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& 
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
       std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
       omp_get_max_threads(), ctx.graph().value(n.inputs[0]).shape[0]);
-  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Blocked);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
-  op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], Form::Blocked);
+  // (a residual is read with dst's image step: packed, as it is)
+  op->acts[DNNL_ARG_DST] = sum_input >= 0 ? ctx.output(n.outputs[0], Form::Blocked) : ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") +
              (channel_block() == 16 ? "_avx512" : "_avx2");

@@ -85,6 +85,32 @@ const std::map<std::string, Factory>& kernel_table() {
   return table;
 }
 
+// Copies each image of a batch between a packed tensor and a view into a
+// concatenation (its slice of each image of the concatenation's buffer).
+class ImageCopyOp : public CpuOp {
+ public:
+  ImageCopyOp(std::int64_t images, std::size_t bytes, std::size_t from_step, std::size_t to_step)
+      : images_(images), bytes_(bytes), from_step_(from_step), to_step_(to_step) {
+    impl = "vinfer:copy_images";
+  }
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    from_ = static_cast<const char*>(args.at(DNNL_ARG_FROM).get_data_handle());
+    to_ = static_cast<char*>(args.at(DNNL_ARG_TO).get_data_handle());
+  }
+  void execute(dnnl::stream&) override {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < images_; ++i)
+      std::memcpy(to_ + static_cast<std::size_t>(i) * to_step_, from_ + static_cast<std::size_t>(i) * from_step_, bytes_);
+  }
+
+ private:
+  std::int64_t images_;
+  std::size_t bytes_, from_step_, to_step_;
+  const char* from_ = nullptr;
+  char* to_ = nullptr;
+};
+
 class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, const EngineOptions& o, int threads, std::function<void(int)> done_with)
@@ -102,10 +128,10 @@ class Program final : public BuildContext, public detail::Executor {
         g_,
         [&](int v) {
           const Value& val = g_.value(v);
-          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] == 1 && val.shape[1] % channel_block() == 0 &&
+          return val.dtype == DType::F32 && val.shape.size() == 4 && val.shape[0] >= 1 && val.shape[1] % channel_block() == 0 &&
                  !reshaped[static_cast<std::size_t>(v)];
         },
-        [&](int v) { return static_cast<std::int64_t>(blocked_md(g_.value(v).shape).get_size()); });
+        [&](int v) { return image_bytes(v); });
     info.concats_in_place = views_.count;
 
     consumers_ = g_.consumers();
@@ -124,11 +150,15 @@ class Program final : public BuildContext, public detail::Executor {
     for (std::size_t k = 0; k < g_.nodes.size(); ++k) {
       const Node& n = g_.nodes[k];
       if (views_.node_is_view[k]) {
-        output(n.outputs[0], Form::Blocked);  // the view itself: its inputs were written in place
+        // The view itself: its inputs were written in place (or are now).
+        for (int v : n.inputs) in_place(v);
+        view_ref(n.outputs[0]);
         continue;
       }
       if (recording_ && ((n.op == "Conv" && conv_int8_candidate(*this, n)) || fc_int8_candidate(*this, n))) observe(n.inputs[0]);
       build_node(n);
+      for (int v : copies_out_) add_image_copy(output(v, Form::BlockedPacked), view_ref(v), v, "into");
+      copies_out_.clear();
       if (done_with_) report_done_weights(k);
     }
     out_value_ = g_.outputs[0];
@@ -247,14 +277,77 @@ class Program final : public BuildContext, public detail::Executor {
 
   bool is_view(int value) const override { return views_.root[static_cast<std::size_t>(value)] >= 0; }
   bool has_form(int value, Form form) const override { return forms_.count({value, form}) != 0; }
+  TensorRef input_images(int value) override {
+    if (!strided_view(value)) return input(value, Form::Blocked);
+    in_place(value);
+    return view_ref(value);
+  }
+  TensorRef output_images(int value) override {
+    return strided_view(value) ? view_ref(value) : output(value, Form::Blocked);
+  }
+
+  // Bytes of one image of a 4-D value in the Blocked form.
+  std::int64_t image_bytes(int value) const {
+    const Shape& s = g_.value(value).shape;
+    return static_cast<std::int64_t>(blocked_md(s).get_size()) / std::max<std::int64_t>(1, s[0]);
+  }
+  // A view into a concatenation whose images are not packed (batch > 1):
+  // its Blocked form is a slice of each image of the root's buffer.
+  bool strided_view(int value) const {
+    return views_.root[static_cast<std::size_t>(value)] >= 0 && g_.value(value).shape[0] > 1;
+  }
+  // The Blocked form of a view: where it lies in its root's buffer.
+  TensorRef view_ref(int value) {
+    if (!strided_view(value)) return output(value, Form::Blocked);
+    auto it = forms_.find({value, Form::Blocked});
+    if (it != forms_.end()) return it->second;
+    const auto v = static_cast<std::size_t>(value);
+    TensorRef t;
+    t.md = blocked_md(g_.value(value).shape);
+    t.image_bytes = static_cast<std::size_t>(image_bytes(views_.root[v]));
+    t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), output(views_.root[v], Form::Blocked).buffer,
+                          views_.offset[v]);
+    forms_[{value, Form::Blocked}] = t;
+    journal_.push_back({value, Form::Blocked});
+    return t;
+  }
+  // Makes sure a view's values are in place (they may exist in another form only).
+  void in_place(int value) {
+    if (!strided_view(value) || has_form(value, Form::Blocked)) return;
+    const TensorRef packed = input(value, Form::BlockedPacked);
+    add_image_copy(packed, view_ref(value), value, "into");
+  }
+  void add_image_copy(const TensorRef& from, const TensorRef& to, int value, const char* how) {
+    const std::int64_t images = g_.value(value).shape[0];
+    const auto bytes = static_cast<std::size_t>(image_bytes(value));
+    auto op = std::make_unique<ImageCopyOp>(images, bytes, from.image_bytes ? from.image_bytes : bytes,
+                                            to.image_bytes ? to.image_bytes : bytes);
+    op->acts[DNNL_ARG_FROM] = from;
+    op->acts[DNNL_ARG_TO] = to;
+    op->name = std::string("copy ") + how + " concatenation '" + g_.value(value).name + "'";
+    add(std::move(op));
+  }
 
   TensorRef input(int value, Form form) override {
+    if (form == Form::Blocked && strided_view(value)) form = Form::BlockedPacked;
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
+    if (form == Form::BlockedPacked && has_form(value, Form::Blocked)) {
+      TensorRef to = output(value, Form::BlockedPacked);
+      add_image_copy(view_ref(value), to, value, "out of");
+      return to;
+    }
     auto src = forms_.end();
-    // (not from an int8 form: only int8 convolutions read those)
+    // (not from an int8 form: only int8 convolutions read those; a view at
+    // batch > 1 from its packed copy)
     for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16, Form::PlainBf16})
-      if (src == forms_.end() && other != form) src = forms_.find({value, other});
+      if (src == forms_.end() && other != form) {
+        src = forms_.find({value, other});
+        if (src != forms_.end() && other == Form::Blocked && strided_view(value)) {
+          input(value, Form::BlockedPacked);
+          src = forms_.find({value, Form::BlockedPacked});
+        }
+      }
     if (src == forms_.end()) {
       if (g_.value(value).is_constant())
         throw Error(ErrorKind::Unsupported, "constant '" + g_.value(value).name + "' used where the CPU backend expects an activation");
@@ -267,6 +360,12 @@ class Program final : public BuildContext, public detail::Executor {
   }
 
   TensorRef output(int value, Form form) override {
+    if (form == Form::Blocked && strided_view(value)) {
+      // Written packed by an op that needs that, then copied into place.
+      view_ref(value);
+      if (std::find(copies_out_.begin(), copies_out_.end(), value) == copies_out_.end()) copies_out_.push_back(value);
+      form = Form::BlockedPacked;
+    }
     auto it = forms_.find({value, form});
     if (it != forms_.end()) return it->second;
     const Value& v = g_.value(value);
@@ -401,6 +500,7 @@ class Program final : public BuildContext, public detail::Executor {
     ops_.resize(n_ops);
     bufs_.resize(n_bufs);
     for (const auto& key : journal_) forms_.erase(key);
+    copies_out_.clear();
     build_reference(*this, n);
     fallback_.push_back(n.label() + " (" + why + ")");
   }
@@ -509,6 +609,7 @@ class Program final : public BuildContext, public detail::Executor {
   detail::ConcatViews views_;
   std::map<std::pair<int, Form>, TensorRef> forms_;
   std::vector<std::pair<int, Form>> journal_;  // forms declared while building the current node
+  std::vector<int> copies_out_;  // views the current node wrote packed, to be copied into place after it
   std::vector<std::string> fallback_;         // nodes on the reference evaluator, and why
   std::vector<detail::PlanBuffer> bufs_;
   std::vector<std::unique_ptr<CpuOp>> ops_;

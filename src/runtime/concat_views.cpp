@@ -22,7 +22,7 @@ ConcatViews plan_concat_views(const Graph& g, const std::function<bool(int)>& sl
     if (n.op != "Concat" || !n.post_ops.empty()) continue;
     const int out = n.outputs[0];
     const Shape& s = g.value(out).shape;
-    if (s.size() < 2 || s[0] != 1 || !sliceable(out)) continue;
+    if (s.size() < 2 || !sliceable(out)) continue;
     std::int64_t axis = n.get_int("axis", 1);
     if (axis < 0) axis += static_cast<std::int64_t>(s.size());
     if (axis != 1) continue;

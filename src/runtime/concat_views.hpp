@@ -1,6 +1,6 @@
 // Internal: concatenations without copies. When every input of a Concat can
-// live at its place inside the Concat's result (a contiguous slice of it in
-// the backend's layout), producers write there directly and the Concat does
+// live at its place inside the Concat's result (a contiguous slice of each
+// image of it in the backend's layout), producers write there directly and the Concat does
 // nothing. DenseNet's chains of growing concatenations (cat(x0..xk) for every
 // k) all become prefixes of one buffer per dense block.
 #pragma once
@@ -25,8 +25,11 @@ bool is_reshape_op(const std::string& op);
 // Per value: produced by such an op (an alias, which cannot also live inside a concatenation).
 std::vector<bool> reshape_products(const Graph& g);
 
-// `sliceable(v)`: the backend stores v so that a channel range of it is one
-// contiguous block (batch 1 and a compatible layout). `bytes(v)`: its size there.
+// `sliceable(v)`: the backend stores v so that a channel range of one image
+// is one contiguous block (a compatible layout). `bytes(v)`: the size of one
+// image there; offsets are within an image, and at batch > 1 the backend
+// places each image's slice in that image of the root (TensorRef::image_bytes
+// in the CPU backend).
 ConcatViews plan_concat_views(const Graph& g, const std::function<bool(int)>& sliceable,
                               const std::function<std::int64_t(int)>& bytes);
 

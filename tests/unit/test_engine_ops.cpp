@@ -1571,32 +1571,60 @@ TEST(EngineOps, ConcatCopiesWhenChannelsAreNotBlockAligned) {
   EXPECT_EQ(info.concats_in_place, 0);
 }
 
+// cat(x0), cat(x0, f1), cat(x0, f1, f2) as torchvision's DenseNet builds them,
+// growth 16: whole channel blocks for both 8- and 16-channel blocking. At
+// batch > 1 each image's channels are a slice of that image: vinfer's
+// kernels write and read them there (28x28: Winograd), others through a
+// packed copy (8x8: oneDNN's convolutions, the Relu).
 TEST(EngineOps, DenseBlockConcatenationsAreFree) {
-  // cat(x0), cat(x0, f1), cat(x0, f1, f2) as torchvision's DenseNet builds them,
-  // growth 16: whole channel blocks for both 8- and 16-channel blocking.
-  Graph g;
-  const int x = g.add_input("x", {1, 16, 8, 8});
-  const int x0 = g.add_node("Relu", {x})[0];
-  std::vector<int> feats{x0};
-  int out = -1;
-  for (int layer = 0; layer < 3; ++layer) {
-    const int cat = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
-    const std::int64_t c = 16 + 16 * layer;
-    const int bn = g.add_node("BatchNormalization",
-                              {cat, g.add_constant("g" + std::to_string(layer), test::random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
-                               g.add_constant("b" + std::to_string(layer), test::random_tensor({c}, 20 + layer)),
-                               g.add_constant("m" + std::to_string(layer), test::random_tensor({c}, 30 + layer)),
-                               g.add_constant("v" + std::to_string(layer), test::random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
-    const int r = g.add_node("Relu", {bn})[0];
-    const int f = g.add_node("Conv", {r, g.add_constant("w" + std::to_string(layer), test::random_tensor({16, c, 3, 3}, 50 + layer))},
+  for (const std::int64_t batch : {1, 3})
+    for (const std::int64_t side : {8, 28}) {
+      Graph g;
+      const int x = g.add_input("x", {batch, 16, side, side});
+      const int x0 = g.add_node("Relu", {x})[0];
+      std::vector<int> feats{x0};
+      for (int layer = 0; layer < 3; ++layer) {
+        const int cat = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
+        const std::int64_t c = 16 + 16 * layer;
+        const std::string l = std::to_string(layer);
+        const int bn = g.add_node("BatchNormalization",
+                                  {cat, g.add_constant("g" + l, test::random_tensor({c}, 10 + layer, 0.5f, 1.5f)),
+                                   g.add_constant("b" + l, test::random_tensor({c}, 20 + layer)),
+                                   g.add_constant("m" + l, test::random_tensor({c}, 30 + layer)),
+                                   g.add_constant("v" + l, test::random_tensor({c}, 40 + layer, 0.5f, 1.5f))})[0];
+        const int r = g.add_node("Relu", {bn})[0];
+        // DenseNet's bottleneck: a 1x1 (vinfer's, with the normalization) then the 3x3.
+        const int b1 = g.add_node("Conv", {r, g.add_constant("u" + l, test::random_tensor({32, c, 1, 1}, 60 + layer))})[0];
+        const int f = g.add_node("Conv", {g.add_node("Relu", {b1})[0],
+                                          g.add_constant("w" + l, test::random_tensor({16, 32, 3, 3}, 50 + layer))},
+                                 {{"pads", Ints{1, 1, 1, 1}}})[0];
+        feats.push_back(f);
+      }
+      const int out = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
+      g.mark_output(g.add_node("GlobalAveragePool", {out})[0]);
+      ModelInfo info;
+      EXPECT_LT(cpu_vs_reference(g, &info), 1e-5) << "batch " << batch << ", " << side << "x" << side;
+      EXPECT_EQ(info.concats_in_place, 4) << "batch " << batch;  // every Concat, including the block's output
+    }
+}
+
+// Inception's branches (a 1x1, a 3x3, a max pool) written side by side into
+// their concatenation, read by the next layer, at batch 1 and 3.
+TEST(EngineOps, BranchConcatenationsAreFreeAtAnyBatch) {
+  for (const std::int64_t batch : {1, 3}) {
+    Graph g;
+    const int x = g.add_input("x", {batch, 16, 12, 12});
+    const int a = g.add_node("Conv", {x, g.add_constant("wa", test::random_tensor({16, 16, 1, 1}, 1))})[0];
+    const int b = g.add_node("Conv", {x, g.add_constant("wb", test::random_tensor({32, 16, 3, 3}, 2))},
                              {{"pads", Ints{1, 1, 1, 1}}})[0];
-    feats.push_back(f);
+    const int c = g.add_node("MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}})[0];
+    const int cat = g.add_node("Concat", {g.add_node("Relu", {a})[0], g.add_node("Relu", {b})[0], c},
+                               {{"axis", std::int64_t{1}}})[0];
+    g.mark_output(g.add_node("Conv", {cat, g.add_constant("wc", test::random_tensor({8, 64, 1, 1}, 3))})[0]);
+    ModelInfo info;
+    EXPECT_LT(cpu_vs_reference(g, &info), 1e-5) << "batch " << batch;
+    EXPECT_EQ(info.concats_in_place, 1) << "batch " << batch;
   }
-  out = g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
-  g.mark_output(g.add_node("GlobalAveragePool", {out})[0]);
-  ModelInfo info;
-  EXPECT_LT(cpu_vs_reference(g, &info), 1e-5);
-  EXPECT_EQ(info.concats_in_place, 4);  // every Concat, including the block's output
 }
 
 TEST(EngineOps, ResidualAndActivationFusion) {
