@@ -62,7 +62,9 @@ class OwnConvOp : public CpuOp {
     if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) {
       kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image);
     } else {
-      const std::int64_t group = kernel->geometry().images;
+      // Groups of equal size (32 images by at most 20: 16 and 16, not 20 and 12).
+      const std::int64_t most = kernel->geometry().images, groups = (images + most - 1) / most;
+      const std::int64_t group = (images + groups - 1) / groups;
       for (std::int64_t i = 0; i < images; i += group) {
         // The next layers' weights are fetched while the last images run.
         const std::vector<ByteSpan>* pf = prefetch.empty() || i + group < images ? nullptr : &prefetch;
