@@ -13,6 +13,7 @@
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
+#include "util/thread_pool.hpp"
 
 namespace vinfer {
 namespace {
@@ -372,6 +373,71 @@ TEST(OnnxImport, LargeWeightsReadFromTheFileExactly) {
           if (backend == Backend::Cpu) EXPECT_GT(m.info().peak_rss_bytes, 0);
         }
   fs::remove_all(dir);
+}
+
+// Loading starts no OpenMP team on another thread than the caller's: the
+// weights read transposed (an OpenMP loop) are read on it, the rest by the
+// pool. With more OpenMP threads than cores, libgomp sleeps at every
+// barrier instead of spinning, and a network of small layers ran 3x slower
+// after loading than before. Counted as the process's threads once the
+// pool's workers and the caller's OpenMP team exist.
+TEST(OnnxImport, LoadingStartsNoOtherOpenMpTeam) {
+  namespace fs = std::filesystem;
+  if (!fs::exists("/proc/self/task")) GTEST_SKIP() << "counts threads through /proc";
+  auto threads_now = [] {
+    return std::distance(fs::directory_iterator("/proc/self/task"), fs::directory_iterator());
+  };
+  EngineOptions o;
+  o.threads = 2;
+  detail::parallel_for(detail::hardware_threads(), detail::hardware_threads(), [](int, int) {});
+  {  // a network on this thread: its OpenMP team
+    Graph g;
+    g.mark_output(g.add_node("Relu", {g.add_input("x", {1, 64, 64, 64})})[0]);
+    Model warm = Model::from_graph(g, "warm", o);
+    std::vector<float> x(warm.input_size(), -1.f), y(warm.output_size());
+    warm.run(x.data(), y.data());
+  }
+  const auto before = threads_now();
+  // Eight Linear layers as PyTorch exports them: the pool's threads take some.
+  onnx::ModelProto mp;
+  mp.set_ir_version(8);
+  mp.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = mp.mutable_graph();
+  g->set_name("chain");
+  for (onnx::ValueInfoProto* v : {g->add_input(), g->add_output()}) {
+    v->set_name(v == &g->input(0) ? "x0" : "x8");
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    tt->mutable_shape()->add_dim()->set_dim_value(1);
+    tt->mutable_shape()->add_dim()->set_dim_value(kK);
+  }
+  for (int l = 0; l < 8; ++l) {
+    onnx::TensorProto* w = g->add_initializer();
+    w->set_name("w" + std::to_string(l));
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(kK), w->add_dims(kK);
+    std::string raw(static_cast<std::size_t>(kK) * kK * 4, '\0');
+    for (int i = 0; i < kK * kK; ++i) {
+      const float v = gemm_w(i / kK, i % kK + l);
+      std::memcpy(&raw[static_cast<std::size_t>(i) * 4], &v, 4);
+    }
+    w->set_raw_data(raw);
+    auto* gemm = g->add_node();
+    gemm->set_op_type("Gemm");
+    gemm->add_input("x" + std::to_string(l));
+    gemm->add_input("w" + std::to_string(l));
+    gemm->add_output("x" + std::to_string(l + 1));
+    auto* tb = gemm->add_attribute();
+    tb->set_name("transB");
+    tb->set_type(onnx::AttributeProto::INT);
+    tb->set_i(1);
+  }
+  const std::string bytes = mp.SerializeAsString();
+  Model m = Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "m", o);
+  for (const Node& n : m.graph().nodes) ASSERT_EQ(n.get_int("transB", 1), 0) << "the weights were not read transposed";
+  std::vector<float> x(kK, 0.5f), y(kK);
+  m.run(x.data(), y.data());
+  EXPECT_EQ(threads_now(), before) << "loading or running started threads of its own";
 }
 
 // Cut anywhere, inside the large weights too: refused, never read past the end.
