@@ -288,10 +288,16 @@ Calibration calibrate(const Graph& g, const std::string& name, const std::string
   return Calibration::parse(c.to_json(), name);
 }
 
+// oneDNN names its int8 kernels by the instructions they use: VNNI, or AMX
+// (avx512_core_amx_int8) on CPUs that have it.
+bool int8_kernel(const std::string& impl) {
+  return impl.find("vnni") != std::string::npos || impl.find("amx_int8") != std::string::npos;
+}
+
 // Every family of built-in network at int8, calibrated on two photos and run
 // on one of them: within 5 % of the largest logit of its float32 run, the
 // same top-1 class where float32's margin exceeds the error, int8 kernels
-// (VNNI) for all but the first convolution and for the hidden fully
+// (VNNI or AMX) for all but the first convolution and for the hidden fully
 // connected layers (not the classifier), none of oneDNN's reference ones,
 // the same bits run to run.
 // Refused, saying why, without VNNI.
@@ -330,13 +336,13 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
       if (node.rfind("Gemm", 0) == 0 || node.rfind("MatMul", 0) == 0) fcs.push_back(impl);
       if (node.rfind("Conv", 0) != 0) continue;
       EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << name << ": " << node << " runs " << impl;
-      ++convs, int8_convs += impl.find("vnni") != std::string::npos;
+      ++convs, int8_convs += int8_kernel(impl);
     }
     EXPECT_EQ(int8_convs, convs - 1) << name << ": all but the first convolution in int8";
     // (VGG's hidden fully connected layers in int8, the classifier not)
     ASSERT_FALSE(fcs.empty()) << name;
-    EXPECT_EQ(fcs.back().find("vnni"), std::string::npos) << name << ": the classifier runs " << fcs.back();
-    for (std::size_t i = 0; i + 1 < fcs.size(); ++i) EXPECT_NE(fcs[i].find("vnni"), std::string::npos) << name << ": " << fcs[i];
+    EXPECT_FALSE(int8_kernel(fcs.back())) << name << ": the classifier runs " << fcs.back();
+    for (std::size_t i = 0; i + 1 < fcs.size(); ++i) EXPECT_TRUE(int8_kernel(fcs[i])) << name << ": " << fcs[i];
   }
 }
 
