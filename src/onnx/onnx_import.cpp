@@ -2,6 +2,7 @@
 // inference). Every size the file declares is checked against the data it
 // carries before anything is read.
 #include "onnx/onnx_import.hpp"
+#include "graph/op_registry.hpp"
 #include "graph/shape.hpp"
 
 #include <onnx/checker.h>
@@ -525,8 +526,8 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     Node n;
     n.op = np.domain().empty() || np.domain() == "ai.onnx" ? np.op_type() : np.domain() + "." + np.op_type();
     n.name = np.name().empty() ? (np.output_size() ? np.output(0) : n.op) : np.name();
-    if (!is_supported_op(n.op))
-      throw Error(ErrorKind::Unsupported, name + ": operator " + n.op + " (node '" + n.name + "') is not supported by vinfer");
+    const detail::OpDef* def = detail::find_op(n.op);
+    if (!def) throw Error(ErrorKind::Unsupported, name + ": operator " + n.op + " (node '" + n.name + "') is not supported by vinfer");
     for (const std::string& in : np.input()) {
       if (in.empty()) {
         n.inputs.push_back(-1);
@@ -538,24 +539,14 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     }
     for (const onnx::AttributeProto& a : np.attribute()) n.attrs[a.name()] = to_attr(name, a, limits);
     if (n.op == "Gemm" && n.inputs.size() > 1 && transposed.count(np.input(1))) n.attrs["transB"] = std::int64_t{0};
-    // Normalize opset differences into the attributes the rest of vinfer reads.
-    if (n.op == "Softmax") {
-      if (opset < 13) n.attrs["vinfer.opset"] = opset;
-      if (!n.has("axis")) n.attrs["axis"] = static_cast<std::int64_t>(opset < 13 ? 1 : -1);
-    }
-    if (n.op == "Constant" && !n.has("value")) {
-      if (n.has("value_float")) n.attrs["value"] = TensorData::f32({}, {n.get_float("value_float", 0)});
-      else if (n.has("value_floats")) {
-        auto v = n.get_floats("value_floats");
-        n.attrs["value"] = TensorData::f32({static_cast<std::int64_t>(v.size())}, v);
-      } else if (n.has("value_int")) n.attrs["value"] = TensorData::i64({}, {n.get_int("value_int", 0)});
-      else if (n.has("value_ints")) {
-        auto v = n.get_ints("value_ints");
-        n.attrs["value"] = TensorData::i64({static_cast<std::int64_t>(v.size())}, v);
+    // Opset differences into the attributes the rest of vinfer reads (the operator's own rule).
+    if (def->from_onnx) {
+      try {
+        def->from_onnx(n, opset);
+      } catch (const Error& e) {
+        throw Error(e.kind(), name + ": " + e.what());
       }
     }
-    if ((n.op == "BatchNormalization" || n.op == "Dropout") && n.get_int("training_mode", 0) != 0)
-      throw Error(ErrorKind::Unsupported, name + ": node '" + n.name + "' is in training mode");
     for (const std::string& out : np.output()) {
       if (out.empty()) {
         n.outputs.push_back(-1);

@@ -5,11 +5,16 @@
 #include <cmath>
 #include <random>
 
+#include "graph/activation.hpp"
+#include "graph/op_registry.hpp"
 #include "graph/passes.hpp"
+#include "graph/reference.hpp"
+#include "graph/shape.hpp"
 #include "runtime/concat_views.hpp"
 #include "runtime/memory_plan.hpp"
 #include "test_support.hpp"
 #include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
 
 namespace vinfer::detail {
 namespace {
@@ -386,6 +391,90 @@ TEST(ConcatViews, SharedInputAtDifferentOffsetsIsCopied) {
   const ConcatViews v = plan_concat_views(g, [](int) { return true; }, [&](int id) { return numel(g.value(id).shape) * 4; });
   EXPECT_EQ(v.count, 1);
   EXPECT_TRUE(v.node_is_view[3] != v.node_is_view[2]);
+}
+
+// The registry: every operator with its shape rule and reference, the
+// activations among them, unknown names refused by the importer's check.
+TEST(OpRegistry, EveryOperatorHasItsRules) {
+  const std::vector<std::string> ops = registered_ops();
+  EXPECT_GE(ops.size(), 60u);
+  for (const std::string& name : ops) {
+    const OpDef* d = find_op(name);
+    ASSERT_NE(d, nullptr) << name;
+    EXPECT_EQ(d->name, name);
+    EXPECT_NE(d->shape, nullptr) << name;
+    EXPECT_NE(d->reference, nullptr) << name;
+    EXPECT_TRUE(is_supported_op(name)) << name;
+  }
+  for (const std::string& act : activation_ops()) EXPECT_NE(find_op(act), nullptr) << act;
+  for (const char* name : {"Conv", "MatMul", "LayerNormalization", "Gather", "vinfer.ScaleShift"}) EXPECT_NE(find_op(name), nullptr) << name;
+  EXPECT_EQ(find_op("NonMaxSuppression"), nullptr);
+  EXPECT_EQ(find_op("conv"), nullptr);  // names are case-sensitive, as ONNX's
+  EXPECT_FALSE(is_supported_op("com.example.Conv"));
+  EXPECT_EQ(find_op("Conv")->types, OpDef::AllFloat);
+  EXPECT_EQ(find_op("Shape")->types, OpDef::Any);
+}
+
+// Each operator's ONNX form: opset-dependent attributes made explicit, training mode refused.
+TEST(OpRegistry, OnnxFormsNormalizedByTheOperator) {
+  Node softmax;
+  softmax.op = "Softmax";
+  find_op("Softmax")->from_onnx(softmax, 11);
+  EXPECT_EQ(softmax.get_int("axis", -7), 1);
+  EXPECT_EQ(softmax.get_int("vinfer.opset", 0), 11);
+  Node softmax13;
+  softmax13.op = "Softmax";
+  find_op("Softmax")->from_onnx(softmax13, 13);
+  EXPECT_EQ(softmax13.get_int("axis", -7), -1);
+  EXPECT_FALSE(softmax13.has("vinfer.opset"));
+
+  Node constant;
+  constant.op = "Constant";
+  constant.attrs["value_ints"] = std::vector<std::int64_t>{3, 4};
+  find_op("Constant")->from_onnx(constant, 17);
+  const TensorData& v = std::get<TensorData>(constant.attrs.at("value"));
+  EXPECT_EQ(v.dtype, DType::I64);
+  EXPECT_EQ(v.shape, (Shape{2}));
+  EXPECT_EQ(v.i, (std::vector<std::int64_t>{3, 4}));
+
+  for (const char* op : {"BatchNormalization", "Dropout"}) {
+    Node n;
+    n.op = op;
+    n.name = "train";
+    find_op(op)->from_onnx(n, 17);  // inference mode: nothing to refuse
+    n.attrs["training_mode"] = std::int64_t{1};
+    try {
+      find_op(op)->from_onnx(n, 17);
+      ADD_FAILURE() << op << " in training mode accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+      EXPECT_NE(std::string(e.what()).find("training mode"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(find_op("Conv")->from_onnx, nullptr);
+}
+
+// A reference kernel's outputs arrive sized from the inferred shapes; a
+// Split writes each of its outputs, an omitted one left empty.
+TEST(OpRegistry, ReferenceWritesEveryOutput) {
+  Graph g;
+  const int x = g.add_input("x", {2, 5});
+  Node split;
+  split.op = "Split";
+  split.name = "split";
+  split.attrs["axis"] = std::int64_t{1};
+  split.attrs["split"] = std::vector<std::int64_t>{2, 1, 2};
+  split.inputs = {x};
+  split.outputs = {g.add_value("a"), -1, g.add_value("c")};
+  infer_node(g, split, GraphLimits{});
+  EXPECT_EQ(g.value(split.outputs[0]).shape, (Shape{2, 2}));
+  EXPECT_EQ(g.value(split.outputs[2]).shape, (Shape{2, 2}));
+  const TensorData in = TensorData::f32({2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const std::vector<TensorData> out = eval_reference(g, split, {&in});
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].f, (std::vector<float>{0, 1, 5, 6}));
+  EXPECT_TRUE(out[1].f.empty());
+  EXPECT_EQ(out[2].f, (std::vector<float>{3, 4, 8, 9}));
 }
 
 }  // namespace

@@ -1,0 +1,193 @@
+// Element-wise operators: arithmetic, math functions, comparisons, Where,
+// Expand and the activations (their parameters in graph/activation.cpp).
+#include <cmath>
+
+#include "graph/activation.hpp"
+#include "graph/op_params.hpp"
+#include "graph/op_registry.hpp"
+#include "graph/ops/ref_loops.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+using I = std::int64_t;
+
+// ---- Add, Sub, Mul, Div (float32 or int64, broadcast)
+void arithmetic_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  if (c.in_dtype(0) != c.in_dtype(1)) c.bad("operand types differ");
+  c.set(0, broadcast_shapes(c.n, c.in_shape(0), c.in_shape(1)), c.in_dtype(0));
+}
+
+template <char kOp, typename T>
+T arith(T u, T v) {
+  return kOp == '+' ? u + v : kOp == '*' ? u * v : kOp == '-' ? u - v : u / v;
+}
+
+template <char kOp>
+void arithmetic_reference(RefContext& c) {
+  const TensorData &a = c.arg(0), &b = c.arg(1);
+  TensorData& y = c.y();
+  if (y.dtype == DType::F32) {
+    broadcast_apply(a.f, a.shape, b.f, b.shape, y.f, y.shape, arith<kOp, float>);
+  } else {
+    const Node& n = c.n;
+    broadcast_apply(a.i, a.shape, b.i, b.shape, y.i, y.shape, [&n](I u, I v) {
+      if (kOp == '/' && v == 0) throw Error(ErrorKind::BadInput, n.label() + ": integer division by zero");
+      return arith<kOp, I>(u, v);
+    });
+  }
+}
+
+// ---- Erf, Sqrt, Exp, Reciprocal (float32); Neg, Abs (float32 or int64); Not (booleans as int64 0/1)
+template <bool kIntegers>
+void unary_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  if (!kIntegers && c.in_dtype(0) != DType::F32) c.bad("input must be float32");
+  c.set(0, c.in_shape(0), c.in_dtype(0));
+}
+
+template <double (*kF)(double), I (*kInt)(I) = nullptr>
+void unary_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  if (y.dtype == DType::F32) {
+    for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] = static_cast<float>(kF(x.f[i]));
+  } else if constexpr (kInt != nullptr) {
+    for (std::size_t i = 0; i < y.i.size(); ++i) y.i[i] = kInt(x.i[i]);
+  }
+}
+
+double erf_(double v) { return std::erf(v); }
+double sqrt_(double v) { return std::sqrt(v); }
+double exp_(double v) { return std::exp(v); }
+double reciprocal_(double v) { return 1.0 / v; }
+double neg_(double v) { return -v; }
+double not_(double v) { return v == 0 ? 1.0 : 0.0; }
+double abs_(double v) { return std::fabs(v); }
+I neg_i(I v) { return -v; }
+I abs_i(I v) { return v < 0 ? -v : v; }
+I not_i(I v) { return v == 0 ? 1 : 0; }
+
+// ---- Equal, Less, Greater (booleans as int64 0/1), Mod, Pow
+template <bool kCompare, bool kSameTypes>
+void binary_math_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  if (kSameTypes && c.in_dtype(0) != c.in_dtype(1)) c.bad("operand types differ");
+  c.set(0, broadcast_shapes(c.n, c.in_shape(0), c.in_shape(1)), kCompare ? DType::I64 : c.in_dtype(0));
+}
+
+// Operands as doubles (int64 shape values stay exact below 2^53).
+std::vector<double> as_double(const TensorData& t) {
+  std::vector<double> d(t.dtype == DType::F32 ? t.f.size() : t.i.size());
+  for (std::size_t k = 0; k < d.size(); ++k) d[k] = t.dtype == DType::F32 ? t.f[k] : static_cast<double>(t.i[k]);
+  return d;
+}
+
+template <char kOp>
+void binary_math_reference(RefContext& c) {
+  const TensorData &a = c.arg(0), &b = c.arg(1);
+  TensorData& y = c.y();
+  const bool fmod = c.n.get_int("fmod", 0) != 0;
+  const Node& n = c.n;
+  auto apply = [&](double u, double v) -> double {
+    switch (kOp) {
+      case '=': return u == v;
+      case '<': return u < v;
+      case '>': return u > v;
+      case '^': return std::pow(u, v);
+      default: {  // Mod: the sign of the divisor (Python's %), or of the dividend with fmod
+        if (v == 0) throw Error(ErrorKind::BadInput, n.label() + ": modulo by zero");
+        const double r = std::fmod(u, v);
+        return !fmod && r != 0 && ((r < 0) != (v < 0)) ? r + v : r;
+      }
+    }
+  };
+  std::vector<double> r(static_cast<std::size_t>(numel(y.shape)));
+  broadcast_apply(as_double(a), a.shape, as_double(b), b.shape, r, y.shape, apply);
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    if (y.dtype == DType::F32) y.f[k] = static_cast<float>(r[k]);
+    else y.i[k] = static_cast<I>(r[k]);
+  }
+}
+
+// ---- Where(cond, a, b) and Expand(x, shape): x broadcast, as Where with cond all true
+void where_shape(ShapeContext& c) {
+  c.need_inputs(3, 3);
+  if (c.in_dtype(1) != c.in_dtype(2)) c.bad("operand types differ");
+  c.set(0, broadcast_shapes(c.n, c.in_shape(0), broadcast_shapes(c.n, c.in_shape(1), c.in_shape(2))), c.in_dtype(1));
+}
+
+void expand_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  const TensorData& shape = c.need_const(1, "the shape");
+  if (shape.dtype != DType::I64) c.bad("the shape must be int64");
+  c.set(0, broadcast_shapes(c.n, c.in_shape(0), shape.i), c.in_dtype(0));
+}
+
+template <bool kWhere>
+void select_reference(RefContext& c) {
+  TensorData& y = c.y();
+  const TensorData& a = c.arg(kWhere ? 1 : 0);
+  const TensorData* b = kWhere ? &c.arg(2) : nullptr;
+  const TensorData* cond = kWhere ? &c.arg(0) : nullptr;
+  const std::vector<I> sa = bstrides(a.shape, y.shape), sb = b ? bstrides(b->shape, y.shape) : std::vector<I>{},
+                       sc = cond ? bstrides(cond->shape, y.shape) : std::vector<I>{};
+  std::vector<I> idx(y.shape.size(), 0);
+  for (I e = 0; e < numel(y.shape); ++e) {
+    I ia = 0, ib = 0, ic = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) {
+      ia += idx[d] * sa[d];
+      if (b) ib += idx[d] * sb[d], ic += idx[d] * sc[d];
+    }
+    const bool take_a = !cond || (cond->dtype == DType::F32 ? cond->f[static_cast<std::size_t>(ic)] != 0.f
+                                                             : cond->i[static_cast<std::size_t>(ic)] != 0);
+    copy_element(take_a ? a : *b, static_cast<std::size_t>(take_a ? ia : ib), y, static_cast<std::size_t>(e));
+    next_index(idx, y.shape);
+  }
+}
+
+// ---- The activations (Relu, Clip, Sigmoid, HardSwish, Gelu, ...): one rule for all
+void activation_shape(ShapeContext& c) {
+  c.need_inputs(1, static_cast<std::size_t>(activation_max_inputs(c.n.op)));
+  if (c.in_dtype(0) != DType::F32) c.bad("the input must be float32");
+  activation_of(c.g, c.n);  // its parameters (throws where they are not what backends take)
+  c.set(0, c.in_shape(0));
+}
+
+void activation_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  const PostOp act = activation_of(c.g, c.n);
+  for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] = apply_activation(act, x.f[i]);
+}
+
+}  // namespace
+
+void add_elementwise_ops(std::vector<OpDef>& ops) {
+  ops.insert(ops.end(), {
+      {.name = "Add", .shape = arithmetic_shape, .reference = arithmetic_reference<'+'>, .types = OpDef::Any},
+      {.name = "Sub", .shape = arithmetic_shape, .reference = arithmetic_reference<'-'>, .types = OpDef::Any},
+      {.name = "Mul", .shape = arithmetic_shape, .reference = arithmetic_reference<'*'>, .types = OpDef::Any},
+      {.name = "Div", .shape = arithmetic_shape, .reference = arithmetic_reference<'/'>, .types = OpDef::Any},
+      {.name = "Erf", .shape = unary_shape<false>, .reference = unary_reference<erf_>},
+      {.name = "Sqrt", .shape = unary_shape<false>, .reference = unary_reference<sqrt_>},
+      {.name = "Exp", .shape = unary_shape<false>, .reference = unary_reference<exp_>},
+      {.name = "Reciprocal", .shape = unary_shape<false>, .reference = unary_reference<reciprocal_>},
+      {.name = "Neg", .shape = unary_shape<true>, .reference = unary_reference<neg_, neg_i>, .types = OpDef::Any},
+      {.name = "Abs", .shape = unary_shape<true>, .reference = unary_reference<abs_, abs_i>, .types = OpDef::Any},
+      {.name = "Not", .shape = unary_shape<true>, .reference = unary_reference<not_, not_i>, .types = OpDef::Any},
+      {.name = "Equal", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'='>, .types = OpDef::Any},
+      {.name = "Less", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'<'>, .types = OpDef::Any},
+      {.name = "Greater", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'>'>, .types = OpDef::Any},
+      {.name = "Mod", .shape = binary_math_shape<false, true>, .reference = binary_math_reference<'%'>, .types = OpDef::Any},
+      {.name = "Pow", .shape = binary_math_shape<false, false>, .reference = binary_math_reference<'^'>, .types = OpDef::Any},
+      {.name = "Where", .shape = where_shape, .reference = select_reference<true>, .types = OpDef::Any},
+      {.name = "Expand", .shape = expand_shape, .reference = select_reference<false>, .types = OpDef::Any},
+  });
+  for (const std::string& name : activation_ops())
+    ops.push_back({.name = name, .shape = activation_shape, .reference = activation_reference});
+}
+
+}  // namespace vinfer::detail

@@ -1,0 +1,417 @@
+// Convolution, pools, normalizations, reductions and matrix products: each
+// operator's ONNX form, shape rule and reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "graph/op_params.hpp"
+#include "graph/op_registry.hpp"
+#include "graph/ops/ref_loops.hpp"
+#include "graph/shape.hpp"
+#include "vinfer/error.hpp"
+
+namespace vinfer::detail {
+namespace {
+
+using I = std::int64_t;
+
+// ---- Conv
+void conv_shape(ShapeContext& c) {
+  c.need_inputs(2, 3);
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  const WindowParams p = conv_params(c.n, x, w);
+  if (c.has_input(2) && c.in_shape(2) != Shape{w[0]}) c.bad("bias must be [" + std::to_string(w[0]) + "]");
+  Shape out{x[0], w[0]};
+  out.insert(out.end(), p.out.begin(), p.out.end());
+  c.set(0, out);
+}
+
+void conv_reference(RefContext& c) {
+  const TensorData &x = c.arg(0), &w = c.arg(1);
+  const TensorData* b = c.opt(2);
+  TensorData& y = c.y();
+  const WindowParams p = conv_params(c.n, x.shape, w.shape);
+  const I N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const I M = w.shape[0], KH = w.shape[2], KW = w.shape[3], OH = y.shape[2], OW = y.shape[3];
+  const I cg = C / p.group, mg = M / p.group;
+  for (I nn = 0; nn < N; ++nn)
+    for (I m = 0; m < M; ++m) {
+      const I g = m / mg;
+      for (I oh = 0; oh < OH; ++oh)
+        for (I ow = 0; ow < OW; ++ow) {
+          double acc = b ? b->f[static_cast<std::size_t>(m)] : 0.0;
+          for (I ci = 0; ci < cg; ++ci)
+            for (I kh = 0; kh < KH; ++kh) {
+              const I ih = oh * p.strides[0] - p.pads_begin[0] + kh * p.dilations[0];
+              if (ih < 0 || ih >= H) continue;
+              for (I kw = 0; kw < KW; ++kw) {
+                const I iw = ow * p.strides[1] - p.pads_begin[1] + kw * p.dilations[1];
+                if (iw < 0 || iw >= W) continue;
+                acc += static_cast<double>(x.f[static_cast<std::size_t>(((nn * C + g * cg + ci) * H + ih) * W + iw)]) *
+                       w.f[static_cast<std::size_t>(((m * cg + ci) * KH + kh) * KW + kw)];
+              }
+            }
+          y.f[static_cast<std::size_t>(((nn * M + m) * OH + oh) * OW + ow)] = static_cast<float>(acc);
+        }
+    }
+}
+
+// ---- BatchNormalization (inference form) and vinfer.ScaleShift (its folded form: y = x * scale[c] + shift[c])
+void batchnorm_shape(ShapeContext& c) {
+  c.need_inputs(5, 5);
+  const Shape& x = c.in_shape(0);
+  if (x.size() < 2) c.bad("input must have a channel dimension");
+  for (std::size_t i = 1; i < 5; ++i) {
+    const TensorData& t = c.need_const(i, "scale, bias, mean and variance");
+    if (t.shape != Shape{x[1]}) c.bad("parameter " + std::to_string(i) + " must be [" + std::to_string(x[1]) + "], got " + shape_str(t.shape));
+  }
+  for (std::size_t o = 1; o < c.n.outputs.size(); ++o)
+    if (c.n.outputs[o] >= 0 && !c.g.consumers()[static_cast<std::size_t>(c.n.outputs[o])].empty())
+      c.unsupported("training-mode outputs are not supported");
+  c.set(0, x);
+}
+
+void scale_shift_shape(ShapeContext& c) {
+  c.need_inputs(3, 3);
+  c.set(0, c.in_shape(0));
+}
+
+void channel_affine(RefContext& c, const std::vector<float>& scale, const std::vector<float>& shift) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  const I C = x.shape[1], inner = numel(x.shape) / (x.shape[0] * C);
+  for (std::size_t i = 0; i < y.f.size(); ++i) {
+    const auto ch = static_cast<std::size_t>((static_cast<I>(i) / inner) % C);
+    y.f[i] = x.f[i] * scale[ch] + shift[ch];
+  }
+}
+
+void batchnorm_reference(RefContext& c) {
+  const auto C = static_cast<std::size_t>(c.arg(0).shape[1]);
+  const float eps = c.n.get_float("epsilon", 1e-5f);
+  std::vector<float> scale(C), shift(C);
+  for (std::size_t k = 0; k < C; ++k) {
+    scale[k] = c.arg(1).f[k] / std::sqrt(c.arg(4).f[k] + eps);
+    shift[k] = c.arg(2).f[k] - c.arg(3).f[k] * scale[k];
+  }
+  channel_affine(c, scale, shift);
+}
+
+void scale_shift_reference(RefContext& c) { channel_affine(c, c.arg(1).f, c.arg(2).f); }
+
+// ---- MaxPool, AveragePool
+void pool_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  if (c.n.get_int("storage_order", 0) != 0) c.unsupported("storage_order=1 is not supported");
+  const Shape& x = c.in_shape(0);
+  const WindowParams p = pool_params(c.n, x);
+  Shape out{x[0], x[1]};
+  out.insert(out.end(), p.out.begin(), p.out.end());
+  c.set(0, out);
+}
+
+void max_pool_shape(ShapeContext& c) {
+  if (c.output_read(1)) c.unsupported("the Indices output is not supported");
+  pool_shape(c);
+}
+
+template <bool kMax>
+void pool_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  const WindowParams p = pool_params(c.n, x.shape);
+  const I NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = y.shape[2], OW = y.shape[3];
+  for (I ch = 0; ch < NC; ++ch)
+    for (I oh = 0; oh < OH; ++oh)
+      for (I ow = 0; ow < OW; ++ow) {
+        double acc = kMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        I count = 0;
+        for (I kh = 0; kh < p.kernel[0]; ++kh) {
+          const I ih = oh * p.strides[0] - p.pads_begin[0] + kh * p.dilations[0];
+          if (ih < 0 || ih >= H) continue;
+          for (I kw = 0; kw < p.kernel[1]; ++kw) {
+            const I iw = ow * p.strides[1] - p.pads_begin[1] + kw * p.dilations[1];
+            if (iw < 0 || iw >= W) continue;
+            const double v = x.f[static_cast<std::size_t>((ch * H + ih) * W + iw)];
+            acc = kMax ? std::max(acc, v) : acc + v;
+            ++count;
+          }
+        }
+        if (!kMax) {
+          // PyTorch's divisor: with count_include_pad the window clipped to the padded
+          // input (explicit pads count, ceil_mode overhang does not); else the valid pixels.
+          if (p.count_include_pad) {
+            const I h0 = oh * p.strides[0] - p.pads_begin[0], w0 = ow * p.strides[1] - p.pads_begin[1];
+            const I h1 = std::min(h0 + p.kernel[0], H + p.pads_end[0]), w1 = std::min(w0 + p.kernel[1], W + p.pads_end[1]);
+            count = (h1 - h0) * (w1 - w0);
+          }
+          acc = count ? acc / static_cast<double>(count) : 0.0;
+        }
+        y.f[static_cast<std::size_t>((ch * OH + oh) * OW + ow)] = static_cast<float>(acc);
+      }
+}
+
+// ---- GlobalAveragePool and the reductions (ReduceMean/Sum/Max/L2: axes an attribute, or an input from opset 18)
+void global_pool_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  Shape s = c.in_shape(0);
+  if (s.size() < 3) c.bad("input must be N x C x spatial");
+  std::fill(s.begin() + 2, s.end(), 1);
+  c.set(0, s);
+}
+
+// Which dimensions a Reduce* node reduces.
+std::vector<bool> reduced_axes(const Graph& g, const Node& n, const Shape& x) {
+  std::vector<bool> red(x.size(), false);
+  const std::vector<I> axes = axes_of(g, n, 1);
+  if (axes.empty() && n.get_int("noop_with_empty_axes", 0) == 0) std::fill(red.begin(), red.end(), true);
+  for (I a : axes) red[static_cast<std::size_t>(normalize_axis(n, a, x.size()))] = true;
+  return red;
+}
+
+void reduce_shape(ShapeContext& c) {
+  c.need_inputs(1, 2);
+  const Shape& x = c.in_shape(0);
+  const std::vector<bool> red = reduced_axes(c.g, c.n, x);
+  const bool keep = c.n.get_int("keepdims", 1) != 0;
+  Shape out;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!red[i]) out.push_back(x[i]);
+    else if (keep) out.push_back(1);
+  c.set(0, out);
+}
+
+enum class Reduce { Mean, Sum, Max, L2 };
+
+// kSpatial: every dimension after N and C (GlobalAveragePool), else the node's axes.
+template <Reduce kHow, bool kSpatial = false>
+void reduce_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  std::vector<bool> red(x.shape.size(), true);
+  if (kSpatial) red[0] = red[1] = false;
+  else red = reduced_axes(c.g, c.n, x.shape);
+  std::vector<double> acc(y.f.size(), kHow == Reduce::Max ? -INFINITY : 0.0);
+  I count = 1;
+  for (std::size_t d = 0; d < red.size(); ++d)
+    if (red[d]) count *= x.shape[d];
+  // Output index of each input element: drop the reduced coordinates.
+  std::vector<I> idx(x.shape.size(), 0);
+  for (std::size_t e = 0; e < x.f.size(); ++e) {
+    I o = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      if (!red[d]) o = o * x.shape[d] + idx[d];
+    double& a = acc[static_cast<std::size_t>(o)];
+    const double v = x.f[e];
+    a = kHow == Reduce::Max ? std::max(a, v) : kHow == Reduce::L2 ? a + v * v : a + v;
+    next_index(idx, x.shape);
+  }
+  for (std::size_t i = 0; i < y.f.size(); ++i)
+    y.f[i] = static_cast<float>(kHow == Reduce::Mean ? acc[i] / static_cast<double>(count) : kHow == Reduce::L2 ? std::sqrt(acc[i]) : acc[i]);
+}
+
+// ---- LayerNormalization
+void layer_norm_shape(ShapeContext& c) {
+  c.need_inputs(2, 3);
+  const Shape& x = c.in_shape(0);
+  const LayerNormExtent e = layer_norm_extent(c.n, x);
+  for (std::size_t i = 1; i < c.n.inputs.size(); ++i)
+    if (c.has_input(i) && (numel(c.in_shape(i)) != e.len || c.in_dtype(i) != DType::F32))
+      c.bad("scale and bias must hold one float per normalized value (" + std::to_string(e.len) + ")");
+  for (std::size_t o = 1; o < c.n.outputs.size(); ++o)
+    if (c.output_read(o)) c.unsupported("the Mean and InvStdDev outputs are not supported");
+  c.set(0, x);
+}
+
+void layer_norm_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const TensorData* bias = c.opt(2);
+  const LayerNormExtent e = layer_norm_extent(c.n, x.shape);
+  const std::vector<float>& scale = c.arg(1).f;
+  for (I o = 0; o < e.outer; ++o) {
+    const float* xr = x.f.data() + o * e.len;
+    float* yr = c.y().f.data() + o * e.len;
+    double mean = 0, var = 0;
+    for (I k = 0; k < e.len; ++k) mean += xr[k];
+    mean /= static_cast<double>(e.len);
+    for (I k = 0; k < e.len; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(e.len) + e.epsilon);
+    for (I k = 0; k < e.len; ++k)
+      yr[k] = static_cast<float>((xr[k] - mean) * inv * scale[static_cast<std::size_t>(k)] + (bias ? bias->f[static_cast<std::size_t>(k)] : 0.f));
+  }
+}
+
+// ---- Softmax (before opset 13: over every dimension from axis on, axis 1 by default)
+void softmax_from_onnx(Node& n, std::int64_t opset) {
+  if (opset < 13) n.attrs["vinfer.opset"] = opset;
+  if (!n.has("axis")) n.attrs["axis"] = static_cast<std::int64_t>(opset < 13 ? 1 : -1);
+}
+
+void softmax_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  normalize_axis(c.n, c.n.get_int("axis", -1), c.in_shape(0).size());
+  c.set(0, c.in_shape(0));
+}
+
+void softmax_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  const SoftmaxExtent e = softmax_extent(c.n, x.shape);
+  for (I o = 0; o < e.outer; ++o)
+    for (I in_i = 0; in_i < e.inner; ++in_i) {
+      auto at = [&](I k) { return static_cast<std::size_t>((o * e.len + k) * e.inner + in_i); };
+      float mx = -std::numeric_limits<float>::infinity();
+      for (I k = 0; k < e.len; ++k) mx = std::max(mx, x.f[at(k)]);
+      double sum = 0;
+      for (I k = 0; k < e.len; ++k) sum += std::exp(static_cast<double>(x.f[at(k)]) - mx);
+      for (I k = 0; k < e.len; ++k) y.f[at(k)] = static_cast<float>(std::exp(static_cast<double>(x.f[at(k)]) - mx) / sum);
+    }
+}
+
+// ---- Gemm (2-D, optionally transposed) and MatMul ([..., M, K] x [..., K, N], batches broadcast)
+void gemm_shape(ShapeContext& c) {
+  c.need_inputs(2, 3);
+  const Shape& a = c.in_shape(0);
+  const Shape& b = c.in_shape(1);
+  if (a.size() != 2 || b.size() != 2) c.bad("inputs must be 2-D, got " + shape_str(a) + " and " + shape_str(b));
+  const bool ta = c.n.get_int("transA", 0) != 0, tb = c.n.get_int("transB", 0) != 0;
+  const I m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+  const I kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
+  if (k != kb) c.bad("inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+  if (c.has_input(2)) broadcast_shapes(c.n, {m, nn}, c.in_shape(2));
+  c.set(0, {m, nn});
+}
+
+void matmul_shape(ShapeContext& c) {
+  c.need_inputs(2, 3);  // a third: the bias fuse_matmul_bias gives it (vinfer's, not ONNX's)
+  const Shape& a = c.in_shape(0);
+  const Shape& b = c.in_shape(1);
+  if (c.has_input(2) && (c.in_shape(2) != Shape{b.back()} || !c.g.constant(c.n.inputs[2])))
+    c.bad("a bias must be a constant of " + std::to_string(b.back()) + " values");
+  if (a.size() < 2 || b.size() < 2) c.unsupported("a 1-D operand is not supported");
+  if (a.back() != b[b.size() - 2]) c.bad("inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
+  Shape out = broadcast_shapes(c.n, Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  out.push_back(a[a.size() - 2]);
+  out.push_back(b.back());
+  c.set(0, out);
+}
+
+template <bool kGemm>
+void matmul_reference(RefContext& c) {
+  const TensorData &a = c.arg(0), &b = c.arg(1);
+  TensorData& y = c.y();
+  const bool ta = kGemm && c.n.get_int("transA", 0) != 0, tb = kGemm && c.n.get_int("transB", 0) != 0;
+  const float alpha = kGemm ? c.n.get_float("alpha", 1.f) : 1.f, beta = c.n.get_float("beta", 1.f);
+  const std::size_t ra = a.shape.size(), ry = y.shape.size();
+  const I M = y.shape[ry - 2], N = y.shape[ry - 1], K = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  const Shape batch(y.shape.begin(), y.shape.end() - 2);
+  const std::vector<I> sa = bstrides(Shape(a.shape.begin(), a.shape.end() - 2), batch),
+                       sb = bstrides(Shape(b.shape.begin(), b.shape.end() - 2), batch);
+  const TensorData* bias = c.opt(2);  // Gemm's C, or the bias fuse_matmul_bias gives a MatMul
+  const std::vector<I> cs = bias ? bstrides(bias->shape, {M, N}) : std::vector<I>{};
+  std::vector<I> idx(batch.size(), 0);
+  for (I bi = 0; bi < numel(batch); ++bi) {
+    I ao = 0, bo = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) ao += idx[d] * sa[d], bo += idx[d] * sb[d];
+    const float* ap = a.f.data() + ao * M * K;
+    const float* bp = b.f.data() + bo * K * N;
+    float* yp = y.f.data() + bi * M * N;
+    for (I i = 0; i < M; ++i)
+      for (I j = 0; j < N; ++j) {
+        double acc = 0;
+        for (I k = 0; k < K; ++k) acc += static_cast<double>(ta ? ap[k * M + i] : ap[i * K + k]) * (tb ? bp[j * K + k] : bp[k * N + j]);
+        acc *= alpha;
+        if (bias) acc += static_cast<double>(beta) * bias->f[static_cast<std::size_t>(i * cs[0] + j * cs[1])];
+        yp[i * N + j] = static_cast<float>(acc);
+      }
+    next_index(idx, batch);
+  }
+}
+
+// ---- Einsum (explicit equations, no ellipsis)
+void einsum_shape(ShapeContext& c) {
+  const EinsumTerms t = einsum_terms(c.n);
+  c.need_inputs(t.inputs.size(), t.inputs.size());
+  std::map<char, I> dim;
+  for (std::size_t i = 0; i < t.inputs.size(); ++i) {
+    const Shape& s = c.in_shape(i);
+    if (s.size() != t.inputs[i].size() || c.in_dtype(i) != DType::F32) c.bad("input " + std::to_string(i) + " does not match the equation");
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      auto [it, fresh] = dim.emplace(t.inputs[i][d], s[d]);
+      if (!fresh && it->second != s[d]) c.bad(std::string("dimension '") + t.inputs[i][d] + "' differs between inputs");
+    }
+  }
+  Shape out;
+  for (char ch : t.output) {
+    if (!dim.count(ch)) c.bad(std::string("output dimension '") + ch + "' is in no input");
+    out.push_back(dim[ch]);
+  }
+  c.set(0, out);
+}
+
+void einsum_reference(RefContext& c) {
+  // Every letter's index in turn; each output element sums the inputs' product.
+  const EinsumTerms t = einsum_terms(c.n);
+  TensorData& y = c.y();
+  std::string letters;
+  Shape size;
+  for (std::size_t i = 0; i < t.inputs.size(); ++i)
+    for (std::size_t d = 0; d < t.inputs[i].size(); ++d)
+      if (letters.find(t.inputs[i][d]) == std::string::npos) letters += t.inputs[i][d], size.push_back(c.arg(i).shape[d]);
+  auto strides_for = [&](const std::string& term, const Shape& s) {
+    std::vector<I> st(letters.size(), 0);
+    I acc = 1;
+    for (std::size_t d = term.size(); d-- > 0;) st[letters.find(term[d])] += acc, acc *= s[d];
+    return st;
+  };
+  std::vector<std::vector<I>> in_st;
+  for (std::size_t i = 0; i < t.inputs.size(); ++i) in_st.push_back(strides_for(t.inputs[i], c.arg(i).shape));
+  const std::vector<I> out_st = strides_for(t.output, y.shape);
+  std::vector<double> acc(y.f.size(), 0.0);
+  std::vector<I> idx(letters.size(), 0);
+  I total = 1;
+  for (I s : size) {
+    total *= s;
+    if (total > (I{1} << 32)) throw Error(ErrorKind::Unsupported, c.n.label() + ": an Einsum of more than 2^32 products");
+  }
+  for (I e = 0; e < total; ++e) {
+    double prod = 1;
+    for (std::size_t i = 0; i < t.inputs.size(); ++i) {
+      I at = 0;
+      for (std::size_t l = 0; l < idx.size(); ++l) at += idx[l] * in_st[i][l];
+      prod *= c.arg(i).f[static_cast<std::size_t>(at)];
+    }
+    I o = 0;
+    for (std::size_t l = 0; l < idx.size(); ++l) o += idx[l] * out_st[l];
+    acc[static_cast<std::size_t>(o)] += prod;
+    next_index(idx, size);
+  }
+  for (std::size_t i = 0; i < acc.size(); ++i) y.f[i] = static_cast<float>(acc[i]);
+}
+
+}  // namespace
+
+void add_nn_ops(std::vector<OpDef>& ops) {
+  ops.insert(ops.end(), {
+      {.name = "Conv", .shape = conv_shape, .reference = conv_reference, .types = OpDef::AllFloat},
+      {.name = "BatchNormalization", .shape = batchnorm_shape, .reference = batchnorm_reference, .types = OpDef::AllFloat,
+       .from_onnx = refuse_training_mode},
+      {.name = "vinfer.ScaleShift", .shape = scale_shift_shape, .reference = scale_shift_reference},
+      {.name = "MaxPool", .shape = max_pool_shape, .reference = pool_reference<true>},
+      {.name = "AveragePool", .shape = pool_shape, .reference = pool_reference<false>},
+      {.name = "GlobalAveragePool", .shape = global_pool_shape, .reference = reduce_reference<Reduce::Mean, true>},
+      {.name = "ReduceMean", .shape = reduce_shape, .reference = reduce_reference<Reduce::Mean>},
+      {.name = "ReduceSum", .shape = reduce_shape, .reference = reduce_reference<Reduce::Sum>},
+      {.name = "ReduceMax", .shape = reduce_shape, .reference = reduce_reference<Reduce::Max>},
+      {.name = "ReduceL2", .shape = reduce_shape, .reference = reduce_reference<Reduce::L2>},
+      {.name = "LayerNormalization", .shape = layer_norm_shape, .reference = layer_norm_reference},
+      {.name = "Softmax", .shape = softmax_shape, .reference = softmax_reference, .from_onnx = softmax_from_onnx},
+      {.name = "Gemm", .shape = gemm_shape, .reference = matmul_reference<true>, .types = OpDef::AllFloat},
+      {.name = "MatMul", .shape = matmul_shape, .reference = matmul_reference<false>, .types = OpDef::AllFloat},
+      {.name = "Einsum", .shape = einsum_shape, .reference = einsum_reference},
+  });
+}
+
+}  // namespace vinfer::detail
