@@ -3,7 +3,7 @@
 #include <functional>
 #include <memory>
 
-#include "runtime/executor.hpp"
+#include "backend/executor.hpp"
 
 namespace vinfer::cpu {
 

@@ -1,4 +1,4 @@
-// Concat that could not be made a view (see runtime/concat_views): a oneDNN concat.
+// Concat that could not be made a view (see backend/concat_views): a oneDNN concat.
 #include "cpu/cpu_op.hpp"
 #include "graph/op_params.hpp"
 

@@ -20,8 +20,8 @@
 #include "cpu/cpu_op.hpp"
 #include "cpu/tune.hpp"
 #include "graph/activation.hpp"
-#include "runtime/concat_views.hpp"
-#include "runtime/memory_plan.hpp"
+#include "backend/concat_views.hpp"
+#include "backend/memory_plan.hpp"
 #include "vinfer/error.hpp"
 #include "util/debug_env.hpp"
 

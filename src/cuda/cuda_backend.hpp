@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/executor.hpp"
+#include "backend/executor.hpp"
 #include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 

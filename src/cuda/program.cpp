@@ -30,8 +30,8 @@
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
 #include "image/fused_prep.hpp"
-#include "runtime/concat_views.hpp"
-#include "runtime/memory_plan.hpp"
+#include "backend/concat_views.hpp"
+#include "backend/memory_plan.hpp"
 #include "vinfer/error.hpp"
 #include "util/debug_env.hpp"
 

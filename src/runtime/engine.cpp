@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -11,15 +10,14 @@
 #ifdef VINFER_HAS_CUDA
 #include "cuda/cuda_backend.hpp"
 #endif
+#include "backend/executor.hpp"
 #include "graph/op_params.hpp"
 #include "graph/passes.hpp"
+#include "graph/reference.hpp"
+#include "image/fused_prep.hpp"
 #include "util/cpu_features.hpp"
 #include "util/debug_env.hpp"
 #include "util/load_stats.hpp"
-#include "graph/reference.hpp"
-#include "image/fused_prep.hpp"
-#include "onnx/onnx_import.hpp"
-#include "runtime/executor.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 
@@ -218,20 +216,6 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   // Said where timings are read, so that none is taken with one set unknowingly.
   for (const std::string& v : detail::debug_env_in_effect()) impl->info.passes.push_back("debug environment: " + v);
   return Model(std::move(impl));
-}
-
-Model Model::load_onnx_memory(const std::uint8_t* data, std::size_t size, const std::string& name, const EngineOptions& options) {
-  detail::StageTimes times;
-  Graph g = detail::import_onnx(data, size, name, {}, options.limits, &times);
-  return from_graph(std::move(g), name, options, std::move(times));
-}
-
-Model Model::load_onnx(const std::string& path, const EngineOptions& options) {
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  const std::string dir = parent.empty() ? std::string(".") : parent;
-  detail::StageTimes times;
-  Graph g = detail::import_onnx_file(path, dir, options.limits, static_cast<std::uint64_t>(options.max_file_bytes), &times);
-  return from_graph(std::move(g), path, options, std::move(times));
 }
 
 const Shape& Model::input_shape() const { return impl_->graph.value(impl_->graph.inputs.at(0)).shape; }

@@ -1,4 +1,4 @@
-#include "runtime/memory_plan.hpp"
+#include "backend/memory_plan.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "runtime/concat_views.hpp"
+#include "backend/concat_views.hpp"
 
 #include <algorithm>
 
