@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include <cublas_v2.h>
@@ -462,21 +463,42 @@ class Program final : public detail::Executor {
   // Binds `slot` to value v's device pointer once planned.
   void bind(Op& op, int v, float** slot) { op.slots.push_back({value_buffer(v), slot}); }
 
-  void dispatch(const Node& n) {
-    const std::string& op = n.op;
-    if (op == "Conv") conv(n);
-    else if (op == "vinfer.ScaleShift") scale_shift(n);
-    else if (op == "MaxPool" || op == "AveragePool") pool(n);
-    else if (op == "GlobalAveragePool" || op == "ReduceMean") global_pool(n);
-    else if (detail::is_activation(op)) unary(n);
-    else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Div") binary(n);
-    else if (op == "Concat") concat(n);
-    else if (op == "Gemm" || op == "MatMul") gemm(n);
-    else if (op == "Softmax") softmax(n);
-    else if (op == "Transpose") transpose(n);
-    else if (detail::is_reshape_op(op) || op == "Identity" || op == "Dropout") alias(n.outputs[0], n.inputs[0]);
-    else unsupported(n, "operator " + op);
+  // The operators this backend runs (besides every activation and reshape),
+  // each to its builder; the rest are refused, naming the node.
+  using Builder = void (Program::*)(const Node&);
+  static const std::map<std::string_view, Builder>& kernel_table() {
+    static const std::map<std::string_view, Builder> table = {
+        {"Conv", &Program::conv},
+        {"vinfer.ScaleShift", &Program::scale_shift},
+        {"MaxPool", &Program::pool},
+        {"AveragePool", &Program::pool},
+        {"GlobalAveragePool", &Program::global_pool},
+        {"ReduceMean", &Program::global_pool},
+        {"Add", &Program::binary},
+        {"Sub", &Program::binary},
+        {"Mul", &Program::binary},
+        {"Div", &Program::binary},
+        {"Concat", &Program::concat},
+        {"Gemm", &Program::gemm},
+        {"MatMul", &Program::gemm},
+        {"Softmax", &Program::softmax},
+        {"Transpose", &Program::transpose},
+        {"Identity", &Program::alias_node},
+        {"Dropout", &Program::alias_node},
+    };
+    return table;
   }
+
+  void dispatch(const Node& n) {
+    if (detail::is_activation(n.op)) return unary(n);
+    if (detail::is_reshape_op(n.op)) return alias_node(n);
+    const auto& table = kernel_table();
+    auto it = table.find(n.op);
+    if (it == table.end()) unsupported(n, "operator " + n.op);
+    (this->*(it->second))(n);
+  }
+
+  void alias_node(const Node& n) { alias(n.outputs[0], n.inputs[0]); }
 
   void conv(const Node& n) {
     const Shape& xs = g_.value(n.inputs[0]).shape;
