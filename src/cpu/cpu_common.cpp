@@ -28,6 +28,11 @@ int channel_block() {
   return block;
 }
 
+bool amx_bf16() {
+  static const bool amx = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_amx;
+  return amx;
+}
+
 memory::desc blocked_md(const Shape& s) {
   if (s.size() != 4) throw Error(ErrorKind::Internal, "blocked layout needs a 4-D tensor, got " + shape_str(s));
   return memory::desc(to_dims(s), memory::data_type::f32, channel_block() == 16 ? Tag::nChw16c : Tag::nChw8c);
@@ -46,9 +51,10 @@ memory::desc md_for(const Shape& s, Form form) {
     return memory::desc(f.dims(), memory::data_type::bf16, tags[f.dims().size()]);
   }
   if (s.size() != 4) throw Error(ErrorKind::Internal, "channels-last layout needs a 4-D tensor, got " + shape_str(s));
-  const memory::data_type dt = form == Form::ChannelsLastU8   ? memory::data_type::u8
-                               : form == Form::ChannelsLastS8 ? memory::data_type::s8
-                                                              : memory::data_type::f32;
+  const memory::data_type dt = form == Form::ChannelsLastU8     ? memory::data_type::u8
+                               : form == Form::ChannelsLastS8   ? memory::data_type::s8
+                               : form == Form::ChannelsLastBf16 ? memory::data_type::bf16
+                                                                : memory::data_type::f32;
   return memory::desc(to_dims(s), dt, Tag::nhwc);
 }
 
@@ -59,6 +65,7 @@ const char* form_name(Form form) {
     case Form::ChannelsLast: return "channels-last";
     case Form::BlockedBf16: return "blocked bf16";
     case Form::PlainBf16: return "plain bf16";
+    case Form::ChannelsLastBf16: return "channels-last bf16";
     case Form::ChannelsLastU8: return "channels-last u8";
     case Form::ChannelsLastS8: return "channels-last s8";
     case Form::BlockedPacked: return "blocked";
@@ -67,6 +74,7 @@ const char* form_name(Form form) {
 }
 
 bool is_int8(Form form) { return form == Form::ChannelsLastU8 || form == Form::ChannelsLastS8; }
+bool is_bf16(Form form) { return form == Form::BlockedBf16 || form == Form::PlainBf16 || form == Form::ChannelsLastBf16; }
 
 memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::desc& user, const memory::desc& want,
                     std::vector<Block>& keep, const dnnl::primitive_attr& attr) {
@@ -113,12 +121,14 @@ dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::v
   for (const PostOp& p : n.post_ops) {
     switch (p.kind) {
       case PostOp::Sum: {
-        // Blocks in either precision are read as they are (oneDNN converts).
+        // Blocks (or channels-last pixels) in either precision are read as they are (oneDNN converts).
         Form f = form;
-        for (const Form other : {Form::Blocked, Form::BlockedBf16})
-          if ((form == Form::Blocked || form == Form::BlockedBf16) && !ctx.has_form(p.sum_input, f) &&
-              ctx.has_form(p.sum_input, other))
-            f = other;
+        auto alike = [&](Form a, Form b) {
+          return (a == Form::Blocked || a == Form::BlockedBf16) ? (b == Form::Blocked || b == Form::BlockedBf16)
+                 : (a == Form::ChannelsLast || a == Form::ChannelsLastBf16) && (b == Form::ChannelsLast || b == Form::ChannelsLastBf16);
+        };
+        for (const Form other : {Form::Blocked, Form::BlockedBf16, Form::ChannelsLast, Form::ChannelsLastBf16})
+          if (alike(form, other) && !ctx.has_form(p.sum_input, f) && ctx.has_form(p.sum_input, other)) f = other;
         TensorRef t = ctx.input(p.sum_input, f);
         ops.append_binary(dnnl::algorithm::binary_add, t.md);
         binary_args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(ops.len() - 1) | DNNL_ARG_SRC_1, t);

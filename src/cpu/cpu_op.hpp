@@ -31,6 +31,8 @@ enum class Form {
   BlockedBf16,   // Blocked in bfloat16: what convolutions read (and, for other convolutions, write)
                  // with Precision::BF16
   PlainBf16,     // Plain in bfloat16: the image for a first convolution, rows for a matrix product
+  ChannelsLastBf16,  // NHWC in bfloat16: what convolutions read and write with Precision::BF16 where
+                     // oneDNN has AMX kernels (they take channels-last only: amx_bf16())
   ChannelsLastU8,  // NHWC in unsigned 8-bit integers, value / scale (Precision::INT8; a range >= 0)
   ChannelsLastS8,  // NHWC in signed 8-bit integers, value / scale (Precision::INT8; a range with negatives)
   BlockedPacked,   // Blocked with the images one after another: the copy, for ops that need that, of a
@@ -38,6 +40,7 @@ enum class Form {
                    // channels a slice of that image in the concatenation's buffer)
 };
 bool is_int8(Form form);
+bool is_bf16(Form form);
 const char* form_name(Form form);
 
 struct TensorRef {
@@ -92,11 +95,12 @@ class BuildContext {
   virtual bool winograd() const = 0;
   // Whether convolutions run in bfloat16 (EngineOptions::precision).
   virtual bool bf16() const = 0;
-  // Whether `value` may be written in BlockedBf16 alone: bf16(), 4-D, not
-  // the network's output nor a view into a concatenation, and read only by
-  // convolutions that read bfloat16 blocks (conv_input_form), as their
+  // The bfloat16 form `value` may be written in alone (BlockedBf16 or
+  // ChannelsLastBf16), or Form::Plain for none: bf16(), 4-D, not the
+  // network's output nor a view into a concatenation, and read only by
+  // convolutions that read it in that form (conv_input_form), as their
   // input or as the operand of their residual add.
-  virtual bool bf16_value(int value) const = 0;
+  virtual Form bf16_form(int value) const = 0;
   // Precision::INT8: whether convolutions run in int8, and the calibration's
   // range of a value (null if it has none) and weight scales of a Conv, Gemm
   // or MatMul (null if none, or not as many as its output channels).
@@ -146,6 +150,9 @@ class BuildContext {
 dnnl::primitive_attr default_attr();
 // Channels per block of the Blocked form: 16 where oneDNN runs AVX-512 kernels, else 8.
 int channel_block();
+// Whether oneDNN runs bfloat16 convolutions on AMX here (Sapphire Rapids and
+// later, unless VINFER_AMX=0): then only in channels-last layouts.
+bool amx_bf16();
 memory::desc plain_md(const Shape& s);
 memory::desc blocked_md(const Shape& s);
 memory::desc md_for(const Shape& s, Form form);

@@ -560,8 +560,6 @@ ConvLayout conv_layout(const Shape& xs, const Shape& ys, std::int64_t groups) {
   return {xs[1] < blk ? Form::Plain : Form::Blocked, Form::Blocked};
 }
 
-bool is_bf16(Form f) { return f == Form::BlockedBf16 || f == Form::PlainBf16; }
-
 }  // namespace
 
 // oneDNN's bfloat16 kernels (float32 accumulation, bias and post-ops) run
@@ -583,6 +581,10 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   const Shape& ys = g.value(n.outputs[0]).shape;
   const ConvLayout lay = conv_layout(xs, ys, p.group);
   if (!ctx.bf16() || lay.in == Form::ChannelsLast) return lay.in;
+  // With AMX: channels-last for every ungrouped convolution (AMX's are 9x
+  // the AVX-512 bfloat16 kernels on a 1x1, and beat Winograd everywhere);
+  // grouped ones stay in blocks (no AMX kernel for them).
+  if (amx_bf16() && p.group == 1) return Form::ChannelsLastBf16;
   if (lay.in == Form::Plain) return Form::PlainBf16;
   WinogradGeometry geo;
   float lo, hi;
@@ -689,7 +691,12 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const Form src_form = conv_input_form(ctx, n);
   const bool bf16 = is_bf16(src_form);
   if (!bf16 && build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
-  const Form dst_form = bf16 && ctx.bf16_value(n.outputs[0]) ? Form::BlockedBf16 : out_form;
+  // (AMX's kernels write channels-last only: in bfloat16 for readers that
+  // take it so, else in float32, reordered for the others.)
+  const Form readers = ctx.bf16_form(n.outputs[0]);
+  const Form dst_form = src_form == Form::ChannelsLastBf16 ? (readers == Form::ChannelsLastBf16 ? readers : Form::ChannelsLast)
+                        : bf16 && readers == Form::BlockedBf16 ? readers
+                                                               : out_form;
   const memory::desc src_md = md_for(xs, src_form), dst_md = md_for(ys, dst_form);
 
   memory::desc user_w;
@@ -783,6 +790,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
   op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w->numel() / w->shape[0]);
   finish(*op, pd);
   ctx.add(std::move(op));
+  // A view into a concatenation is read as blocks: written there from channels-last.
+  if (dst_form == Form::ChannelsLast && ctx.is_view(n.outputs[0])) ctx.input(n.outputs[0], Form::Blocked);
 }
 
 }  // namespace vinfer::cpu

@@ -110,7 +110,7 @@ void build_scale_shift(BuildContext& ctx, const Node& n) {
   const Form form = op->blocked ? Form::Blocked : Form::Plain;
   // With Precision::BF16, a normalization that only convolutions read (DenseNet's
   // pre-activations) writes their bfloat16 input itself: no conversion pass.
-  op->bf16_out = op->blocked && op->block == 16 && ctx.bf16_value(n.outputs[0]) && detail::cpu_features().avx512_bf16 &&
+  op->bf16_out = op->blocked && op->block == 16 && ctx.bf16_form(n.outputs[0]) == Form::BlockedBf16 && detail::cpu_features().avx512_bf16 &&
                  (op->post.empty() || (op->post.size() == 1 && op->post[0].kind == PostOp::Relu));
   // With Precision::INT8, one that only int8 convolutions read writes their
   // quantized channels-last input (no float32 pass in between).

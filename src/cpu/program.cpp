@@ -30,14 +30,16 @@ namespace {
 
 // The CPU engine, with oneDNN held to the ISA level vinfer's own kernels use
 // (lower than the CPU's only when VINFER_ISA asks: then oneDNN's layouts and
-// kernels are an older CPU's too). oneDNN takes the cap only before its
-// first kernel, so it is set once, here.
+// kernels are an older CPU's too; VINFER_AMX=0 holds it below AMX). oneDNN
+// takes the cap only before its first kernel, so it is set once, here.
 dnnl::engine cpu_engine() {
   static const bool capped = [] {
     const detail::CpuFeatures& f = detail::cpu_features();
-    if (f.level == f.detected) return false;
+    const bool no_amx = detail::debug_env_is(detail::DebugVar::Amx, "0");
+    if (f.level == f.detected && !no_amx) return false;
     const dnnl_cpu_isa_t isa = f.level == detail::IsaLevel::Plain ? dnnl_cpu_isa_sse41
                                : f.level == detail::IsaLevel::Avx2 ? dnnl_cpu_isa_avx2
+                               : no_amx                            ? dnnl_cpu_isa_avx512_core_bf16
                                                                    : dnnl_cpu_isa_all;
     return dnnl_set_max_cpu_isa(isa) == dnnl_success;
   }();
@@ -178,9 +180,10 @@ class Program final : public BuildContext, public detail::Executor {
     if (bf16_) {
       int convs = 0, low = 0;
       for (const Node& n : g_.nodes)
-        if (n.op == "Conv") ++convs, low += conv_input_form(*this, n) == Form::BlockedBf16 || conv_input_form(*this, n) == Form::PlainBf16;
+        if (n.op == "Conv") ++convs, low += is_bf16(conv_input_form(*this, n));
       info.passes.push_back("precision bf16: " + std::to_string(low) + " of " + std::to_string(convs) +
-                            " convolutions in bfloat16 (the rest float32: Winograd on large maps, channels-last ones)");
+                            (amx_bf16() ? " convolutions in bfloat16, channels-last on AMX (the rest float32: grouped ones)"
+                                        : " convolutions in bfloat16 (the rest float32: Winograd on large maps, channels-last ones)"));
     }
     if (int8_) {
       int layers = 0, low = 0;
@@ -210,15 +213,18 @@ class Program final : public BuildContext, public detail::Executor {
   const dnnl::engine& engine() const override { return eng_; }
   bool winograd() const override { return winograd_; }
   bool bf16() const override { return bf16_; }
-  bool bf16_value(int value) const override {
+  Form bf16_form(int value) const override {
     const auto v = static_cast<std::size_t>(value);
-    if (!bf16_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return false;
+    if (!bf16_ || g_.value(value).shape.size() != 4 || g_.is_output(value) || views_.root[v] >= 0) return Form::Plain;
     const auto& readers = consumers_[v];
-    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
+    if (readers.empty()) return Form::Plain;
+    const Form want = amx_bf16() ? Form::ChannelsLastBf16 : Form::BlockedBf16;
+    const bool all = std::all_of(readers.begin(), readers.end(), [&](int r) {
       const Node& n = g_.nodes[static_cast<std::size_t>(r)];
       // (also as a residual operand: oneDNN adds one in bfloat16 as well)
-      return n.op == "Conv" && conv_input_form(*this, n) == Form::BlockedBf16;
+      return n.op == "Conv" && conv_input_form(*this, n) == want;
     });
+    return all ? want : Form::Plain;
   }
   bool int8() const override { return int8_; }
   bool recording() const override { return recording_; }
@@ -340,7 +346,7 @@ class Program final : public BuildContext, public detail::Executor {
     auto src = forms_.end();
     // (not from an int8 form: only int8 convolutions read those; a view at
     // batch > 1 from its packed copy)
-    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16, Form::PlainBf16})
+    for (const Form other : {Form::Blocked, Form::Plain, Form::ChannelsLast, Form::BlockedBf16, Form::PlainBf16, Form::ChannelsLastBf16})
       if (src == forms_.end() && other != form) {
         src = forms_.find({value, other});
         if (src != forms_.end() && other == Form::Blocked && strided_view(value)) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_op.hpp"
 #include "cpu/kernels.hpp"
 #include "test_support.hpp"
 #include "util/cpu_features.hpp"
@@ -233,7 +234,8 @@ AgainstF32 against_f32(const Graph& g, const std::string& name, EngineOptions op
 
 // Every family of built-in network (random weights, non-trivial BatchNorm
 // statistics) at bf16 stays within 2 % of the largest logit of its float32
-// run, runs bfloat16 kernels (differs from float32 at all), none of oneDNN's
+// run, runs bfloat16 kernels (AMX's for every convolution where the CPU has
+// it; differs from float32 at all), none of oneDNN's
 // reference ones, and gives the
 // same bits run to run. On a CPU without bfloat16 dot products (or under
 // VINFER_ISA=avx2 / VINFER_BF16=0) loading is refused, saying why.
@@ -259,12 +261,18 @@ TEST(Precision, Bf16OnEveryBuiltInNetwork) {
     EXPECT_LE(r.a.max_rel, 2e-2) << name;
     EXPECT_GE(r.a.cosine, 0.999) << name;
     EXPECT_TRUE(r.deterministic) << name;
-    int bf16_convs = 0;
+    int convs = 0, bf16_convs = 0, amx_convs = 0;
     for (const auto& [node, impl] : r.kernels) {
-      if (node.rfind("Conv", 0) == 0) EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << name << ": " << node << " runs " << impl;
-      bf16_convs += node.rfind("Conv", 0) == 0 && impl.find("bf16") != std::string::npos;
+      if (node.rfind("Conv", 0) != 0) continue;
+      EXPECT_EQ(impl.rfind("ref", 0), std::string::npos) << name << ": " << node << " runs " << impl;
+      ++convs, bf16_convs += impl.find("bf16") != std::string::npos, amx_convs += impl.find("amx_bf16") != std::string::npos;
     }
-    // (at least the first; the 3x3s on large maps run float32 Winograd: conv_input_form)
+    // With AMX every convolution runs on it, channels-last; without, at
+    // least the first runs bfloat16 (the 3x3s on large maps run float32
+    // Winograd: conv_input_form). ctest's unit_tests_no_amx runs the latter
+    // on AMX hosts too.
+    if (cpu::amx_bf16()) EXPECT_EQ(amx_convs, convs) << name;
+    else EXPECT_EQ(amx_convs, 0) << name;
     EXPECT_GE(bf16_convs, 1) << name;
   }
 }
