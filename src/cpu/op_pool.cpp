@@ -168,6 +168,9 @@ void build_pool(BuildContext& ctx, const Node& n) {
   if (n.op == "MaxPool" && ctx.int8() && ctx.int8_value(y) && ctx.has_form(x, ctx.int8_form(x)) &&
       ctx.int8_form(x) == ctx.int8_form(y) && ctx.int8_scale(x) == ctx.int8_scale(y))
     form = ctx.int8_form(x);
+  // An input written channels-last only (what bfloat16 convolutions on AMX
+  // write for readers other than convolutions) is pooled as it is.
+  if (form == Form::Blocked && ctx.has_form(x, Form::ChannelsLast) && !ctx.has_form(x, Form::Blocked)) form = Form::ChannelsLast;
   TensorRef src = ctx.input(x, form);
   // ReduceMean without keepdims yields [N, C]: pool straight into its plain
   // storage, which has the bytes of [N, C, 1, 1], and for whole channel
@@ -175,7 +178,11 @@ void build_pool(BuildContext& ctx, const Node& n) {
   // plain only with its reference kernel).
   const bool squeeze = ys.size() != 4;
   TensorRef dst = ctx.output(y, squeeze ? Form::Plain : form);
-  if (squeeze) dst.md = y4[2] * y4[3] == 1 && y4[1] % channel_block() == 0 ? blocked_md(y4) : plain_md(y4);
+  // ([N, C, 1, 1] channels-last has the bytes of plain too.)
+  if (squeeze)
+    dst.md = form == Form::ChannelsLast                              ? md_for(y4, form)
+             : y4[2] * y4[3] == 1 && y4[1] % channel_block() == 0 ? blocked_md(y4)
+                                                                  : plain_md(y4);
   auto op = std::make_unique<PrimitiveOp>();
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src.md, dst.md, strides, kernel, dil, pl, pr);
   dnnl::pooling_v2_forward::primitive_desc pd(d, default_attr(), ctx.engine());
@@ -185,6 +192,7 @@ void build_pool(BuildContext& ctx, const Node& n) {
   op->acts[DNNL_ARG_DST] = dst;
   finish(*op, pd);
   ctx.add(std::move(op));
+  if (form == Form::ChannelsLast && !squeeze && ctx.is_view(y)) ctx.input(y, Form::Blocked);  // a concatenation reads blocks
 }
 
 }  // namespace vinfer::cpu
