@@ -173,6 +173,9 @@ class Pipeline {
       std::size_t first, last;
       {
         std::lock_guard<std::mutex> lock(mu_);
+        // (a loader's failure is rethrown here too: it may stop the
+        // pipeline before this stream waits for the item that failed)
+        if (failure_) std::rethrow_exception(failure_);
         if (stopping_ || next_claim_ >= count_) return;
         first = next_claim_;
         last = next_claim_ = std::min(count_, first + batch_);
