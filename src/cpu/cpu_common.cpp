@@ -116,11 +116,16 @@ std::vector<EltwiseStep> eltwise_steps(const PostOp& act) {
   throw Error(ErrorKind::Internal, std::string("no oneDNN form of ") + to_string(act.kind));
 }
 
-dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args) {
+dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args,
+                             bool sum_in_place) {
   dnnl::post_ops ops;
   for (const PostOp& p : n.post_ops) {
     switch (p.kind) {
       case PostOp::Sum: {
+        if (sum_in_place && ops.len() == 0 && ctx.write_over(n.outputs[0], form, p.sum_input)) {
+          ops.append_sum(1.f);
+          break;
+        }
         // Blocks (or channels-last pixels) in either precision are read as they are (oneDNN converts).
         Form f = form;
         auto alike = [&](Form a, Form b) {

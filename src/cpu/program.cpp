@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -158,6 +159,7 @@ class Program final : public BuildContext, public detail::Executor {
         continue;
       }
       if (recording_ && ((n.op == "Conv" && conv_int8_candidate(*this, n)) || fc_int8_candidate(*this, n))) observe(n.inputs[0]);
+      current_ = static_cast<int>(k);
       build_node(n);
       for (int v : copies_out_) add_image_copy(output(v, Form::BlockedPacked), view_ref(v), v, "into");
       copies_out_.clear();
@@ -187,17 +189,23 @@ class Program final : public BuildContext, public detail::Executor {
     }
     if (int8_) {
       int layers = 0, low = 0;
-      std::string kept;
+      std::string kept[2];  // float32, bfloat16
       for (const Node& n : g_.nodes) {
         const bool dense = n.op == "Gemm" || (n.op == "MatMul" && g_.constant(n.inputs[1]));
         if (n.op != "Conv" && !dense) continue;
         ++layers;
-        if (n.op == "Conv" ? conv_int8(*this, n) : fc_int8(*this, n)) ++low;
-        else if (kept.size() < 200) kept += (kept.empty() ? "" : ", ") + n.name;
+        if (n.op == "Conv" ? conv_int8(*this, n) : fc_int8(*this, n)) {
+          ++low;
+          continue;
+        }
+        std::string& list = kept[n.op == "Conv" && is_bf16(conv_input_form(*this, n)) ? 1 : 0];
+        if (list.size() < 200) list += (list.empty() ? "" : ", ") + n.name;
       }
+      std::string rest;
+      if (!kept[1].empty()) rest += "bfloat16: " + kept[1];
+      if (!kept[0].empty()) rest += (rest.empty() ? "" : "; ") + std::string("float32: ") + kept[0];
       info.passes.push_back("precision int8: " + std::to_string(low) + " of " + std::to_string(layers) +
-                            " convolutions and fully connected layers in int8" +
-                            (kept.empty() ? std::string() : " (float32: " + kept + ")"));
+                            " convolutions and fully connected layers in int8" + (rest.empty() ? std::string() : " (" + rest + ")"));
     }
     if (!fallback_.empty()) {
       std::string line = "reference_fallback: " + std::to_string(fallback_.size()) + " node(s) on the reference evaluator (slow):";
@@ -398,6 +406,29 @@ class Program final : public BuildContext, public detail::Executor {
     journal_.push_back({value, Form::Plain});
   }
 
+  bool write_over(int value, Form form, int source) override {
+    const auto it = forms_.find({source, form});
+    if (it == forms_.end() || has_form(value, form) || g_.value(value).shape != g_.value(source).shape ||
+        source == in_value_ || g_.is_output(source) || is_view(source) || is_view(value))
+      return false;
+    const Node& n = g_.nodes[static_cast<std::size_t>(current_)];
+    const auto& readers = consumers_[static_cast<std::size_t>(source)];
+    if (std::count(n.inputs.begin(), n.inputs.end(), source) > 0 ||
+        std::any_of(readers.begin(), readers.end(), [&](int r) { return r > current_; }))
+      return false;
+    const int buffer = it->second.buffer;
+    // (storage written over in place before is free of other values: a chain of them is fine)
+    if ((bufs_[static_cast<std::size_t>(buffer)].alias_of >= 0 && !written_over_.count(buffer)) ||
+        std::any_of(bufs_.begin(), bufs_.end(), [&](const detail::PlanBuffer& b) { return b.alias_of == buffer; }))
+      return false;
+    TensorRef t = it->second;
+    t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), buffer, 0);
+    written_over_.insert(t.buffer);
+    forms_[{value, form}] = t;
+    journal_.push_back({value, form});
+    return true;
+  }
+
   void add(std::unique_ptr<CpuOp> op) override { ops_.push_back(std::move(op)); }
 
   const Node* producer(int value) const override {
@@ -505,6 +536,7 @@ class Program final : public BuildContext, public detail::Executor {
     }
     ops_.resize(n_ops);
     bufs_.resize(n_bufs);
+    written_over_.erase(written_over_.lower_bound(static_cast<int>(n_bufs)), written_over_.end());
     for (const auto& key : journal_) forms_.erase(key);
     copies_out_.clear();
     build_reference(*this, n);
@@ -622,6 +654,8 @@ class Program final : public BuildContext, public detail::Executor {
   detail::MemoryPlan plan_;
   Block arena_, scratch_;
   int in_value_ = -1, out_value_ = -1;
+  int current_ = -1;  // the node being built
+  std::set<int> written_over_;  // buffers declared by write_over
   TensorRef in_ref_, out_ref_;
 };
 

@@ -347,10 +347,67 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
       ++convs, int8_convs += int8_kernel(impl);
     }
     EXPECT_EQ(int8_convs, convs - 1) << name << ": all but the first convolution in int8";
+    // (the first on AMX in bfloat16 where the CPU has both)
+    if (cpu::amx_bf16() && cpu_has_bf16())
+      EXPECT_EQ(std::count_if(r.kernels.begin(), r.kernels.end(),
+                              [](const auto& k) { return k.first.rfind("Conv", 0) == 0 && k.second.find("amx_bf16") != std::string::npos; }),
+                1)
+          << name;
     // (VGG's hidden fully connected layers in int8, the classifier not)
     ASSERT_FALSE(fcs.empty()) << name;
     EXPECT_FALSE(int8_kernel(fcs.back())) << name << ": the classifier runs " << fcs.back();
     for (std::size_t i = 0; i + 1 < fcs.size(); ++i) EXPECT_TRUE(int8_kernel(fcs[i])) << name << ": " << fcs[i];
+  }
+}
+
+// A residual add accumulates into the output written over its operand
+// (make_post_ops' sum_in_place) only where nothing reads the operand later:
+// the second block's operand is read again by the last convolution, so
+// overwriting it would feed that one the second block's output. Both
+// precisions against float32; with AMX the residual 1x1 that accumulates in
+// place runs on brgconv_1x1 like the convolutions without one, and the
+// other (a binary add) does not.
+TEST(Precision, ResidualAddsInPlaceOnlyOverDeadOperands) {
+  Graph g;
+  const int x = g.add_input("x", {1, 32, 14, 14});
+  int seed = 40;
+  auto conv = [&](int in) {
+    return g.add_node("Conv", {in, g.add_constant("w" + std::to_string(seed), test::random_tensor({32, 32, 1, 1}, seed))})[0];
+  };
+  auto relu = [&](int v) { return g.add_node("Relu", {v})[0]; };
+  auto gap = [&](int v) { return g.add_node("GlobalAveragePool", {v})[0]; };
+  const int a = relu(conv(x));
+  const int s1 = relu(g.add_node("Add", {conv(relu(conv(a))), a})[0]);
+  const int s2 = relu(g.add_node("Add", {conv(relu(conv(s1))), s1})[0]);
+  const int late = conv(s1);
+  g.mark_output(g.add_node("Add", {gap(conv(s2)), gap(late)})[0]);
+  const TensorData in = test::random_tensor({1, 32, 14, 14}, 50, 0.f, 1.f);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model f32 = Model::from_graph(g, "residual", opt);
+  std::vector<float> want(f32.output_size()), got(want.size());
+  f32.run(in.f.data(), want.data());
+  opt.record_ranges = true;
+  Model recorder = Model::from_graph(g, "residual", opt);
+  recorder.run(in.f.data(), got.data());
+  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
+  opt.record_ranges = false;
+  for (const Precision p : {Precision::BF16, Precision::INT8}) {
+    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
+    opt.precision = p;
+    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
+    Model low = Model::from_graph(g, "residual", opt);
+    std::fill(got.begin(), got.end(), NAN);
+    low.run(in.f.data(), got.data());
+    const LogitAgreement agree = compare_logits(want.data(), got.data(), static_cast<int>(want.size()));
+    EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p);
+    EXPECT_GE(agree.cosine, 0.999) << to_string(p);
+    if (!cpu::amx_bf16()) continue;
+    std::vector<std::string> others;
+    for (const auto& [node, impl] : low.info().kernels)
+      if (node.rfind("Conv", 0) == 0 && impl.rfind("brgconv_1x1", 0) != 0) others.push_back(node);
+    ASSERT_EQ(others.size(), 1u) << to_string(p) << ": " << (others.empty() ? "" : others[0]);
+    EXPECT_EQ(others[0], "Conv 'Conv_9'") << to_string(p);
   }
 }
 
