@@ -172,10 +172,11 @@ memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::
                     std::vector<Block>& keep, const dnnl::primitive_attr& attr = {});
 // oneDNN post-ops for a node's fused epilogue. A Sum is a binary add with the
 // operand's tensor, or with `sum_in_place` (and where write_over allows) an
-// accumulation into the output written over the operand: oneDNN's AMX 1x1
-// kernels (brgconv_1x1) take that and not a binary add (ResNet50's residual
-// 1x1s in int8: 0.03-0.06 ms against 0.13-0.41; bfloat16: 0.08-0.19 against
-// 0.16-0.30; float32 blocks gain nothing).
+// accumulation into the output written over the operand: oneDNN's
+// channels-last 1x1 kernels (brgconv_1x1) take that and not a binary add
+// (ResNet50's residual 1x1s on AMX in int8: 0.03-0.06 ms against
+// 0.13-0.41, in bfloat16: 0.08-0.19 against 0.16-0.30; on VNNI without AMX
+// in int8: 0.07-0.18 against 0.11-0.70; float32 blocks gain nothing).
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args,
                              bool sum_in_place = false);
 // One oneDNN element-wise step (algorithm, alpha, beta).
