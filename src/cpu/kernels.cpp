@@ -60,11 +60,13 @@ void scale_shift_blocked(const float* x, float* y, std::int64_t n, int block, co
   else blocked_impl<8>(x, y, n, s, b, post, sum);
 }
 
-void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b, bool relu) {
-  for (std::int64_t i = 0; i < n * 16; ++i) {
-    const float v = x[i] * s[i % 16] + b[i % 16];
-    y[i] = to_bf16(relu ? std::max(v, 0.f) : v);
-  }
+void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, std::int64_t y_stride, int count, const float* s,
+                                const float* b, bool relu) {
+  for (std::int64_t p = 0; p < n; ++p)
+    for (int c = 0; c < count; ++c) {
+      const float v = x[p * 16 + c] * s[c] + b[c];
+      y[p * y_stride + c] = to_bf16(relu ? std::max(v, 0.f) : v);
+    }
 }
 
 void gemv_rows_plain(const GemvRows& r) {

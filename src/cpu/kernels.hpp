@@ -25,14 +25,17 @@ inline std::uint16_t to_bf16(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>(u >> 16 | 0x40);  // quiet NaN
   return static_cast<std::uint16_t>((u + 0x7fffu + (u >> 16 & 1)) >> 16);
 }
-// scale_shift_blocked with 16-channel blocks, at most a ReLU after it, and
-// bfloat16 output: the portable reference, and the AVX512_BF16 kernel
-// (simd_avx512_bf16.cpp; only where cpu_features().avx512_bf16).
-void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b, bool relu);
+// scale_shift_blocked on one 16-channel block of n pixels, at most a ReLU
+// after it, and bfloat16 output: pixel p's first `count` channels at y + p x
+// y_stride (16 and 16: blocks again; the channel count: channels-last). The
+// portable reference, and the AVX512_BF16 kernel (simd_avx512_bf16.cpp;
+// only where cpu_features().avx512_bf16).
+void scale_shift_blocked16_bf16(const float* x, std::uint16_t* y, std::int64_t n, std::int64_t y_stride, int count, const float* s,
+                                const float* b, bool relu);
 // y[i] = to_bf16(x[i]) for n values (AVX512_BF16; only where cpu_features().avx512_bf16).
 void to_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n);
-void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n, const float* s, const float* b,
-                                       bool relu);
+void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::int64_t n, std::int64_t y_stride, int count,
+                                       const float* s, const float* b, bool relu);
 
 // y[i] = x[i] x inv_scale rounded to the nearest integer (ties to even),
 // saturated to u8's [0, 255] or s8's [-128, 127] (NaN: the lower bound):

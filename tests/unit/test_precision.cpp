@@ -71,15 +71,19 @@ TEST(Precision, Bf16ScaleShiftKernelMatchesReference) {
   const TensorData x = test::random_tensor({n * 16}, 3, -4.f, 4.f), s = test::random_tensor({16}, 4), b = test::random_tensor({16}, 5);
   std::vector<float> xs = x.f;
   xs[5] = std::numeric_limits<float>::quiet_NaN(), xs[6] = -std::numeric_limits<float>::infinity(), xs[7] = 1e30f;
-  for (bool relu : {false, true}) {
-    std::vector<std::uint16_t> want(static_cast<std::size_t>(n * 16)), got(want.size(), 0xdead);
-    cpu::scale_shift_blocked16_bf16(xs.data(), want.data(), n, s.f.data(), b.f.data(), relu);
-    cpu::scale_shift_blocked16_bf16_avx512(xs.data(), got.data(), n, s.f.data(), b.f.data(), relu);
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      if (std::isnan(from_bf16(want[i]))) EXPECT_TRUE(std::isnan(from_bf16(got[i]))) << i;
-      else EXPECT_EQ(got[i], want[i]) << "element " << i << (relu ? " (relu)" : "");
+  // In blocks (stride 16), and channels-last in a row of 40 channels, a
+  // whole block and the last 8 (the rest of the row untouched).
+  for (const auto& [stride, count] : {std::pair{16, 16}, std::pair{40, 16}, std::pair{40, 8}})
+    for (bool relu : {false, true}) {
+      std::vector<std::uint16_t> want(static_cast<std::size_t>(n * stride), 0xdead), got(want.size(), 0xdead);
+      cpu::scale_shift_blocked16_bf16(xs.data(), want.data(), n, stride, count, s.f.data(), b.f.data(), relu);
+      cpu::scale_shift_blocked16_bf16_avx512(xs.data(), got.data(), n, stride, count, s.f.data(), b.f.data(), relu);
+      if (count < stride) EXPECT_EQ(want[static_cast<std::size_t>(count)], 0xdead);
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(from_bf16(want[i]))) EXPECT_TRUE(std::isnan(from_bf16(got[i]))) << i;
+        else EXPECT_EQ(got[i], want[i]) << "element " << i << ", stride " << stride << ", count " << count << (relu ? " (relu)" : "");
+      }
     }
-  }
 }
 
 TEST(Precision, Bf16ConversionKernelMatchesReference) {
