@@ -275,7 +275,9 @@ TEST(Precision, Bf16OnEveryBuiltInNetwork) {
     // least the first runs bfloat16 (the 3x3s on large maps run float32
     // Winograd: conv_input_form). ctest's unit_tests_no_amx runs the latter
     // on AMX hosts too.
-    if (cpu::amx_bf16()) EXPECT_EQ(amx_convs, convs) << name;
+    // (but VGG's first, a 3x3 on 3 channels: float32 is faster there)
+    const int small_first = std::string(name).find("vgg") != std::string::npos ? 1 : 0;
+    if (cpu::amx_bf16()) EXPECT_EQ(amx_convs, convs - small_first) << name;
     else EXPECT_EQ(amx_convs, 0) << name;
     EXPECT_GE(bf16_convs, 1) << name;
   }
@@ -351,12 +353,13 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
       ++convs, int8_convs += int8_kernel(impl);
     }
     EXPECT_EQ(int8_convs, convs - 1) << name << ": all but the first convolution in int8";
-    // (the first on AMX in bfloat16 where the CPU has both)
-    if (cpu::amx_bf16() && cpu_has_bf16())
-      EXPECT_EQ(std::count_if(r.kernels.begin(), r.kernels.end(),
-                              [](const auto& k) { return k.first.rfind("Conv", 0) == 0 && k.second.find("amx_bf16") != std::string::npos; }),
-                1)
-          << name;
+    // (the first on AMX in bfloat16 where the CPU has both, but VGG's, a
+    // 3x3 on 3 channels: float32 is faster there)
+    const int first_bf16 = std::string(name).find("vgg") == std::string::npos && cpu::amx_bf16() && cpu_has_bf16() ? 1 : 0;
+    EXPECT_EQ(std::count_if(r.kernels.begin(), r.kernels.end(),
+                            [](const auto& k) { return k.first.rfind("Conv", 0) == 0 && k.second.find("amx_bf16") != std::string::npos; }),
+              first_bf16)
+        << name;
     // (VGG's hidden fully connected layers in int8, the classifier not)
     ASSERT_FALSE(fcs.empty()) << name;
     EXPECT_FALSE(int8_kernel(fcs.back())) << name << ": the classifier runs " << fcs.back();
