@@ -194,30 +194,34 @@ class ToBf16Op : public CpuOp {
 // 2.6's reorder for it, jit:uni, ran ResNet50's at ~5 GB/s, 5 of its 13 ms).
 class QuantizeOp : public CpuOp {
  public:
-  const float* src = nullptr;
+  const void* src = nullptr;
   void* dst = nullptr;
   std::int64_t count = 0;
   float inv_scale = 1.f;
-  bool is_unsigned = true;
+  bool is_unsigned = true, from_bf16 = false;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
     CpuOp::bind(eng, address, scratch);
-    src = static_cast<const float*>(args.at(DNNL_ARG_FROM).get_data_handle());
+    src = args.at(DNNL_ARG_FROM).get_data_handle();
     dst = args.at(DNNL_ARG_TO).get_data_handle();
   }
   void execute(dnnl::stream&) override {
     constexpr std::int64_t kChunk = 16 * 1024;  // values per task
     const std::int64_t chunks = (count + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
-    for (std::int64_t c = 0; c < chunks; ++c)
-      quantize_avx512(src + c * kChunk, static_cast<std::int8_t*>(dst) + c * kChunk, std::min(kChunk, count - c * kChunk),
-                      inv_scale, is_unsigned);
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      auto* to = static_cast<std::int8_t*>(dst) + c * kChunk;
+      const std::int64_t n = std::min(kChunk, count - c * kChunk);
+      if (from_bf16) quantize_bf16_avx512(static_cast<const std::uint16_t*>(src) + c * kChunk, to, n, inv_scale, is_unsigned);
+      else quantize_avx512(static_cast<const float*>(src) + c * kChunk, to, n, inv_scale, is_unsigned);
+    }
   }
 };
 
-// Whether `to` is `from` (float32) in the data type `type`, element for
-// element (same layout and padding).
-bool same_layout_to(const memory::desc& from, const memory::desc& to, memory::data_type type) {
-  if (from.data_type() != memory::data_type::f32 || to.data_type() != type) return false;
+// Whether `to` is `from` (float32, or `from_type`) in the data type `type`,
+// element for element (same layout and padding).
+bool same_layout_to(const memory::desc& from, const memory::desc& to, memory::data_type type,
+                    memory::data_type from_type = memory::data_type::f32) {
+  if (from.data_type() != from_type || to.data_type() != type) return false;
   const dnnl_memory_desc_t& a = from.data;
   const dnnl_memory_desc_t& b = to.data;
   if (a.ndims != b.ndims || a.format_kind != dnnl_blocked || b.format_kind != dnnl_blocked || a.offset0 != b.offset0) return false;
@@ -236,14 +240,16 @@ bool same_layout_to(const memory::desc& from, const memory::desc& to, memory::da
 
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name,
                                     float scale) {
-  const bool u8 = same_layout_to(from.md, to.md, memory::data_type::u8);
-  if (detail::cpu_features().avx512 && (u8 || same_layout_to(from.md, to.md, memory::data_type::s8))) {
+  const memory::data_type from_type = from.md.data_type() == memory::data_type::bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const bool u8 = same_layout_to(from.md, to.md, memory::data_type::u8, from_type);
+  if (detail::cpu_features().avx512 && (u8 || same_layout_to(from.md, to.md, memory::data_type::s8, from_type))) {
     auto op = std::make_unique<QuantizeOp>();
-    op->count = static_cast<std::int64_t>(from.md.get_size() / sizeof(float));
+    op->from_bf16 = from_type == memory::data_type::bf16;
+    op->count = static_cast<std::int64_t>(to.md.get_size());
     op->inv_scale = 1.f / scale;
     op->is_unsigned = u8;
     op->name = name;
-    op->impl = "vinfer:quantize_avx512";
+    op->impl = op->from_bf16 ? "vinfer:quantize_bf16_avx512" : "vinfer:quantize_avx512";
     op->acts[DNNL_ARG_FROM] = from;
     op->acts[DNNL_ARG_TO] = to;
     return op;

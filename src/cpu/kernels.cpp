@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "cpu/gemv.hpp"
 #include "graph/activation.hpp"
@@ -86,6 +87,15 @@ void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_
     const auto q = static_cast<int>(std::nearbyint(v));
     if (is_unsigned) static_cast<std::uint8_t*>(y)[i] = static_cast<std::uint8_t>(q);
     else static_cast<std::int8_t*>(y)[i] = static_cast<std::int8_t>(q);
+  }
+}
+
+void quantize_bf16(const std::uint16_t* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint32_t u = static_cast<std::uint32_t>(x[i]) << 16;
+    float v;
+    std::memcpy(&v, &u, sizeof v);
+    quantize(&v, static_cast<std::int8_t*>(y) + i, 1, inv_scale, is_unsigned);
   }
 }
 

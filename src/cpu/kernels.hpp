@@ -43,6 +43,9 @@ void scale_shift_blocked16_bf16_avx512(const float* x, std::uint16_t* y, std::in
 // where cpu_features().avx512). y holds n bytes.
 void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
 void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
+// The same from bfloat16 values (exactly their float32 value, quantized).
+void quantize_bf16(const std::uint16_t* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
+void quantize_bf16_avx512(const std::uint16_t* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned);
 // One 16-channel block of n pixels (nChw16c) through y = x * s + b (one
 // rounding), a ReLU if asked, then quantize()'s rule, written channels-last:
 // pixel p's first `count` channels at y + p x y_stride (bytes). Reference,

@@ -621,6 +621,30 @@ bool conv_int8(const BuildContext& ctx, const Node& n) {
 
 namespace {
 
+// On AMX, the output of an int8 convolution that only int8 convolutions
+// read, as their input or as their residual operand (ResNet's residual
+// stream), is kept in bfloat16 rather than float32: half the bytes to
+// write, add and quantize again. So is one whose own residual operand is
+// in bfloat16 (the stream's last: the add then stays in place).
+bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
+  const Graph& g = ctx.graph();
+  const int value = conv.outputs[0];
+  if (!amx_bf16() || !detail::cpu_features().avx512_bf16 || g.value(value).shape.size() != 4 || g.is_output(value) ||
+      ctx.is_view(value))
+    return false;
+  for (const PostOp& p : conv.post_ops)
+    if (p.kind == PostOp::Sum && ctx.has_form(p.sum_input, Form::ChannelsLastBf16) && !ctx.has_form(p.sum_input, Form::ChannelsLast))
+      return true;
+  const auto& readers = ctx.consumers(value);
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
+    const Node& n = g.nodes[static_cast<std::size_t>(r)];
+    const bool operand =
+        std::any_of(n.post_ops.begin(), n.post_ops.end(), [&](const PostOp& p) { return p.kind == PostOp::Sum && p.sum_input == value; });
+    return n.op == "Conv" && conv_int8(ctx, n) && (n.inputs[0] == value || operand) &&
+           std::count(n.inputs.begin() + 1, n.inputs.end(), value) == 0;
+  });
+}
+
 // A convolution in int8 (oneDNN's VNNI kernels, channels-last: its only
 // fast int8 layout): the input quantized by its calibrated scale s_in,
 // weights per output channel by s_w (max|w| / 127), int32 accumulation,
@@ -639,7 +663,9 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
   const std::int64_t oc = w.shape[0];
   const bool relu_only = n.post_ops.empty() || (n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Relu);
   const Form src_form = ctx.int8_form(x);
-  const Form dst_form = relu_only && ctx.int8_value(y) ? ctx.int8_form(y) : Form::ChannelsLast;
+  const Form dst_form = relu_only && ctx.int8_value(y) ? ctx.int8_form(y)
+                        : int8_residual_bf16(ctx, n)     ? Form::ChannelsLastBf16
+                                                         : Form::ChannelsLast;
   const float s_in = ctx.int8_scale(x), s_out = is_int8(dst_form) ? ctx.int8_scale(y) : 1.f;
   std::vector<float> out_scales(static_cast<std::size_t>(oc)), w_scales(static_cast<std::size_t>(oc));
   TensorData bias;

@@ -70,6 +70,20 @@ void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, b
   if (i < n) quantize(x + i, out + i, n - i, inv_scale, is_unsigned);
 }
 
+void quantize_bf16_avx512(const std::uint16_t* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
+  const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
+  const __m512 s = _mm512_set1_ps(inv_scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  auto* out = static_cast<std::int8_t*>(y);
+  std::int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    // (a bfloat16 is the high half of its float32)
+    const __m512i bits = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))), 16);
+    const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_castsi512_ps(bits), s), vlo), vhi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+  }
+  if (i < n) quantize_bf16(x + i, out + i, n - i, inv_scale, is_unsigned);
+}
+
 void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count,
                                            const float* s, const float* b, bool relu, float inv_scale, bool is_unsigned) {
   const __m512 vs = _mm512_loadu_ps(s), vb = _mm512_loadu_ps(b), inv = _mm512_set1_ps(inv_scale), zero = _mm512_setzero_ps();

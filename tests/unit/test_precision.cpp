@@ -125,6 +125,19 @@ TEST(Precision, QuantizeKernelMatchesReference) {
     cpu::quantize_avx512(r.data(), got.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
     EXPECT_EQ(got, want) << (is_unsigned ? "u8" : "s8");
   }
+  // From bfloat16 (a residual stream on AMX): the float32 rule on each
+  // value's float32 equal, in the reference and the AVX-512 kernel.
+  std::vector<std::uint16_t> h(r.size());
+  std::vector<float> widened(r.size());
+  for (std::size_t i = 0; i < r.size(); ++i) h[i] = cpu::to_bf16(r[i]), widened[i] = from_bf16(h[i]);
+  for (bool is_unsigned : {true, false}) {
+    std::vector<std::int8_t> want(r.size()), ref(r.size(), 99), got(r.size(), 99);
+    cpu::quantize(widened.data(), want.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
+    cpu::quantize_bf16(h.data(), ref.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
+    cpu::quantize_bf16_avx512(h.data(), got.data(), static_cast<std::int64_t>(r.size()), 0.7f, is_unsigned);
+    EXPECT_EQ(ref, want) << (is_unsigned ? "u8" : "s8");
+    EXPECT_EQ(got, want) << (is_unsigned ? "u8" : "s8");
+  }
 }
 
 // DenseNet's pre-activation written as the next convolution's int8 input:
