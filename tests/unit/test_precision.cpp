@@ -431,6 +431,53 @@ TEST(Precision, ResidualAddsInPlaceOnlyOverDeadOperands) {
   }
 }
 
+// DenseNet's pre-activation (BatchNorm + ReLU on a tensor only a 1x1
+// reads) writes the 1x1's reduced-precision input itself, channels-last on
+// AMX and in int8: at batch 2, with 40 channels (a partial last block),
+// against float32.
+TEST(Precision, PreActivationWritesTheConvolutionsInput) {
+  Graph g;
+  const int x = g.add_input("x", {2, 40, 9, 11});
+  auto param = [&](const char* name, unsigned seed, float lo) {
+    TensorData t = test::random_tensor({40}, seed);
+    for (float& v : t.f) v = lo + std::fabs(v);  // variances and scales away from zero
+    return g.add_constant(name, t);
+  };
+  const int bn = g.add_node("BatchNormalization", {x, param("gamma", 61, 0.5f), param("beta", 62, -0.5f),
+                                                   param("mean", 63, -0.3f), param("var", 64, 0.2f)})[0];
+  const int c1 = g.add_node("Conv", {g.add_node("Relu", {bn})[0], g.add_constant("w1", test::random_tensor({32, 40, 1, 1}, 65))})[0];
+  const int c2 = g.add_node("Conv", {g.add_node("Relu", {c1})[0], g.add_constant("w2", test::random_tensor({16, 32, 3, 3}, 66))},
+                            {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
+  g.mark_output(g.add_node("GlobalAveragePool", {c2})[0]);
+  const TensorData in = test::random_tensor({2, 40, 9, 11}, 67, -2.f, 2.f);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model f32 = Model::from_graph(g, "preact", opt);
+  std::vector<float> want(f32.output_size()), got(want.size());
+  f32.run(in.f.data(), want.data());
+  opt.record_ranges = true;
+  Model recorder = Model::from_graph(g, "preact", opt);
+  recorder.run(in.f.data(), got.data());
+  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
+  opt.record_ranges = false;
+  for (const Precision p : {Precision::BF16, Precision::INT8}) {
+    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
+    opt.precision = p;
+    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
+    Model low = Model::from_graph(g, "preact", opt);
+    std::fill(got.begin(), got.end(), NAN);
+    low.run(in.f.data(), got.data());
+    for (int image = 0; image < 2; ++image) {
+      const LogitAgreement agree = compare_logits(want.data() + image * 16, got.data() + image * 16, 16);
+      EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p) << ", image " << image;
+      EXPECT_GE(agree.cosine, 0.999) << to_string(p) << ", image " << image;
+    }
+    std::string impls;
+    for (const auto& [node, impl] : low.info().kernels) impls += impl + " ";
+    EXPECT_NE(impls.find(p == Precision::BF16 ? "scale_shift_bf16" : "scale_shift_quantize"), std::string::npos) << impls;
+  }
+}
+
 // A batch runs each image as batch 1 does.
 TEST(Precision, Int8BatchMatchesOneImage) {
   if (!cpu_has_int8()) GTEST_SKIP() << "no VNNI here: Int8OnEveryBuiltInNetwork checks the refusal";
