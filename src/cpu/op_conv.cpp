@@ -581,21 +581,22 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
   const ConvLayout lay = conv_layout(xs, ys, p.group);
-  // AMX pads a few input channels to its tiles' depth: a first convolution
-  // with a small kernel runs faster in float32 (VGG19's 3x3 on 3 channels:
-  // 1.11 ms on AMX against 0.52), one with a large kernel does not
-  // (ResNet50's 7x7 stride 2: 0.24 against 0.68).
-  const bool amx = amx_bf16() && p.group == 1 && (xs[1] >= 16 || p.kernel[0] * p.kernel[1] >= 25);
   // Precision::INT8 on AMX: the convolutions that stay out of int8 (the
-  // first) run in bfloat16 there where that is faster (its error is
-  // bfloat16's, a fraction of int8's).
-  if (ctx.int8() && amx && detail::cpu_features().avx512_bf16 && !conv_int8(ctx, n)) return Form::ChannelsLastBf16;
+  // first) run in bfloat16 there (its error is bfloat16's, a fraction of
+  // int8's) where that is faster: with a large kernel (ResNet50's 7x7
+  // stride 2: 0.24 ms against float32's 0.68), not a small one (AMX pads
+  // the 3 input channels to its tiles' depth: VGG19's 3x3 ran 1.11 ms
+  // against 0.52, plus 0.34 to quantize its output against 0.56).
+  if (ctx.int8() && amx_bf16() && detail::cpu_features().avx512_bf16 && p.group == 1 && !conv_int8(ctx, n) &&
+      (xs[1] >= 16 || p.kernel[0] * p.kernel[1] >= 25))
+    return Form::ChannelsLastBf16;
   if (!ctx.bf16() || lay.in == Form::ChannelsLast) return lay.in;
   // With AMX: channels-last for every ungrouped convolution (AMX's are 9x
-  // the AVX-512 bfloat16 kernels on a 1x1, and beat Winograd everywhere)
-  // but such a first one; grouped ones stay in blocks (no AMX kernel for them).
-  if (amx) return Form::ChannelsLastBf16;
-  if (amx_bf16() && p.group == 1) return lay.in;
+  // the AVX-512 bfloat16 kernels on a 1x1, and beat Winograd everywhere);
+  // grouped ones stay in blocks (no AMX kernel for them). (VGG19's first
+  // in float32 ran as fast with the conversion of its output, and gave a
+  // larger error on the test photos: 9.8e-3 of the largest logit against 8.6e-3.)
+  if (amx_bf16() && p.group == 1) return Form::ChannelsLastBf16;
   if (lay.in == Form::Plain) return Form::PlainBf16;
   WinogradGeometry geo;
   float lo, hi;

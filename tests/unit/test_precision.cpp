@@ -288,9 +288,7 @@ TEST(Precision, Bf16OnEveryBuiltInNetwork) {
     // least the first runs bfloat16 (the 3x3s on large maps run float32
     // Winograd: conv_input_form). ctest's unit_tests_no_amx runs the latter
     // on AMX hosts too.
-    // (but VGG's first, a 3x3 on 3 channels: float32 is faster there)
-    const int small_first = std::string(name).find("vgg") != std::string::npos ? 1 : 0;
-    if (cpu::amx_bf16()) EXPECT_EQ(amx_convs, convs - small_first) << name;
+    if (cpu::amx_bf16()) EXPECT_EQ(amx_convs, convs) << name;
     else EXPECT_EQ(amx_convs, 0) << name;
     EXPECT_GE(bf16_convs, 1) << name;
   }
