@@ -277,6 +277,31 @@ std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& fr
 
 namespace {
 
+class ChannelsLastIntoBlocksOp : public CpuOp {
+ public:
+  std::int64_t images = 0, channels = 0, pixels = 0, image_floats = 0;  // (image_floats: `to`'s step)
+  const float* src = nullptr;
+  float* dst = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* scratch) override {
+    CpuOp::bind(eng, address, scratch);
+    src = static_cast<const float*>(args.at(DNNL_ARG_FROM).get_data_handle());
+    dst = static_cast<float*>(args.at(DNNL_ARG_TO).get_data_handle());
+  }
+  void execute(dnnl::stream&) override {
+    // A few pixels at a time: their rows read whole, each block's 16 values
+    // one cache line written whole.
+    constexpr std::int64_t kPixels = 16;
+    const std::int64_t tiles = (pixels + kPixels - 1) / kPixels, blocks = channels / 16;
+#pragma omp parallel for schedule(static)
+    for (std::int64_t t = 0; t < images * tiles; ++t) {
+      const std::int64_t i = t / tiles, p0 = (t % tiles) * kPixels, p1 = std::min(pixels, p0 + kPixels);
+      for (std::int64_t b = 0; b < blocks; ++b)
+        for (std::int64_t p = p0; p < p1; ++p)
+          std::memcpy(dst + i * image_floats + (b * pixels + p) * 16, src + (i * pixels + p) * channels + b * 16, 16 * sizeof(float));
+    }
+  }
+};
+
 // Calibration's watch on a convolution's input.
 class RangeOp : public CpuOp {
  public:
@@ -293,6 +318,25 @@ class RangeOp : public CpuOp {
 };
 
 }  // namespace
+
+bool channels_last_into_blocks_fits(const memory::desc& from) {
+  const memory::dims d = from.dims();
+  return d.size() == 4 && channel_block() == 16 && d[1] % 16 == 0 && from == memory::desc(d, memory::data_type::f32, Tag::nhwc);
+}
+
+std::unique_ptr<CpuOp> make_channels_last_into_blocks(const TensorRef& from, const TensorRef& to, const std::string& name) {
+  const memory::dims d = from.md.dims();
+  if (!channels_last_into_blocks_fits(from.md) || to.md != blocked_md(Shape(d.begin(), d.end())))
+    throw Error(ErrorKind::Internal, "channels-last into blocks: " + name + " does not fit");
+  auto op = std::make_unique<ChannelsLastIntoBlocksOp>();
+  op->images = d[0], op->channels = d[1], op->pixels = d[2] * d[3];
+  op->image_floats = to.image_bytes ? static_cast<std::int64_t>(to.image_bytes / sizeof(float)) : op->channels * op->pixels;
+  op->name = name;
+  op->impl = "vinfer:channels_last_into_blocks";
+  op->acts[DNNL_ARG_FROM] = from;
+  op->acts[DNNL_ARG_TO] = to;
+  return op;
+}
 
 std::unique_ptr<CpuOp> make_range_op(const TensorRef& t, ActivationRange* range, const std::string& name) {
   auto op = std::make_unique<RangeOp>();

@@ -257,6 +257,14 @@ void build_reference(BuildContext& ctx, const Node& n);
 // scale (to an int8 form): the values are divided by it, rounded, saturated.
 std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& from, const TensorRef& to, const std::string& name,
                                     float scale = 1.f);
+// Float32 channels-last (a convolution's output on AMX or in int8) into its
+// place in a concatenation, 16-channel blocks as they lie (`to`'s
+// image_bytes at batch > 1), where `from` fits (nhwc, whole 16-channel
+// blocks, AVX-512's block); elsewhere make_reorder and a copy do it.
+// (oneDNN's reorder wrote a packed tensor that a copy then moved: DenseNet121
+// at batch 32 in bf16, 59 ms of 199.)
+bool channels_last_into_blocks_fits(const memory::desc& from);
+std::unique_ptr<CpuOp> make_channels_last_into_blocks(const TensorRef& from, const TensorRef& to, const std::string& name);
 // An op that widens ranges[slot] to the values of `t` (float32; padded lanes count as zeros).
 std::unique_ptr<CpuOp> make_range_op(const TensorRef& t, ActivationRange* range, const std::string& name);
 

@@ -622,6 +622,18 @@ bool conv_int8(const BuildContext& ctx, const Node& n) {
 
 namespace {
 
+// A convolution's channels-last output that is a view into a concatenation,
+// written into its place there.
+void channels_last_into_view(BuildContext& ctx, int value) {
+  const TensorRef from = ctx.input(value, Form::ChannelsLast);
+  if (!channels_last_into_blocks_fits(from.md)) {
+    ctx.input(value, Form::Blocked);
+    return;
+  }
+  ctx.add(make_channels_last_into_blocks(from, ctx.output_images(value),
+                                         "into concatenation '" + ctx.graph().value(value).name + "'"));
+}
+
 // On AMX, the output of an int8 convolution that only int8 convolutions
 // read, as their input or as their residual operand (ResNet's residual
 // stream), is kept in bfloat16 rather than float32: half the bytes to
@@ -706,7 +718,7 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
   op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / oc);
   finish(*op, pd);
   ctx.add(std::move(op));
-  if (dst_form == Form::ChannelsLast && ctx.is_view(y)) ctx.input(y, Form::Blocked);
+  if (dst_form == Form::ChannelsLast && ctx.is_view(y)) channels_last_into_view(ctx, y);
 }
 
 }  // namespace
@@ -829,7 +841,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   finish(*op, pd);
   ctx.add(std::move(op));
   // A view into a concatenation is read as blocks: written there from channels-last.
-  if (dst_form == Form::ChannelsLast && ctx.is_view(n.outputs[0])) ctx.input(n.outputs[0], Form::Blocked);
+  if (dst_form == Form::ChannelsLast && ctx.is_view(n.outputs[0])) channels_last_into_view(ctx, n.outputs[0]);
 }
 
 }  // namespace vinfer::cpu

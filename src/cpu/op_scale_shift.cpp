@@ -18,6 +18,7 @@ class ScaleShiftOp : public CpuOp {
  public:
   std::vector<float> scale, shift;  // padded to whole channel blocks with zeros
   std::int64_t channels = 0, inner = 0, outer = 0;  // [outer, channels, inner] (plain) or blocks (blocked)
+  std::int64_t src_image = 0;  // channels-last outputs: floats from one image of src to the next (a view's step)
   bool blocked = false;
   std::int64_t block = 8;
   std::vector<PostOp> post;
@@ -53,7 +54,7 @@ class ScaleShiftOp : public CpuOp {
         const std::int64_t o = t / tiles, p0 = (t % tiles) * kPixels, n = std::min(kPixels, inner - p0);
         for (std::int64_t b = 0; b < nb; ++b) {
           const std::int64_t c = b * 16;
-          const float* x = src + ((o * nb + b) * inner + p0) * 16;
+          const float* x = src + o * src_image + (b * inner + p0) * 16;
           const std::int64_t y = (o * inner + p0) * channels + c;
           const int count = static_cast<int>(std::min<std::int64_t>(16, channels - c));
           const float* sc = &scale[static_cast<std::size_t>(c)];
@@ -142,7 +143,12 @@ void build_scale_shift(BuildContext& ctx, const Node& n) {
   const Form out_form = op->bf16_out ? bf16_form : op->int8_out ? ctx.int8_form(n.outputs[0]) : form;
   op->inv_scale = 1.f / ctx.int8_scale(n.outputs[0]);
   op->is_unsigned = out_form == Form::ChannelsLastU8;
-  op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], form);
+  // (A channels-last output is written a few pixels at a time from blocks
+  // read where they lie: in a concatenation at batch > 1, a slice of each image.)
+  const bool channels_last = op->int8_out || op->bf16_channels_last;
+  op->acts[DNNL_ARG_SRC] = channels_last ? ctx.input_images(n.inputs[0]) : ctx.input(n.inputs[0], form);
+  const std::size_t step = op->acts[DNNL_ARG_SRC].image_bytes;
+  op->src_image = step ? static_cast<std::int64_t>(step / sizeof(float)) : (op->channels + 15) / 16 * 16 * op->inner;
   op->acts[DNNL_ARG_DST] = ctx.output(n.outputs[0], out_form);
   for (const PostOp& p : n.post_ops)
     if (p.kind == PostOp::Sum) op->acts[DNNL_ARG_SRC_1] = ctx.input(p.sum_input, form);

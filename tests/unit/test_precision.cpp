@@ -476,6 +476,67 @@ TEST(Precision, PreActivationWritesTheConvolutionsInput) {
   }
 }
 
+// A dense block at batch 3: each convolution's channels-last output (AMX's
+// bfloat16 ones, int8 ones) is written into its slice of every image of the
+// concatenation, and the pre-activations read the slices where they lie: no
+// packed copy in or out of them, and each image as float32 computes it.
+TEST(Precision, DenseBlockAtBatchWritesItsSlices) {
+  Graph g;
+  const int x = g.add_input("x", {3, 32, 8, 8});
+  const int stem = g.add_node("MaxPool", {x}, {{"kernel_shape", std::vector<std::int64_t>{1, 1}}})[0];
+  std::vector<int> feats{stem};
+  int seed = 70;
+  for (int layer = 0; layer < 2; ++layer) {
+    const int in = feats.size() == 1 ? stem : g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
+    const std::int64_t c = 32 + 16 * layer;
+    auto param = [&](float lo) {
+      TensorData t = test::random_tensor({c}, seed++);
+      for (float& v : t.f) v = lo + std::fabs(v);
+      return g.add_constant("p" + std::to_string(seed), t);
+    };
+    const int bn = g.add_node("BatchNormalization", {in, param(0.5f), param(-0.5f), param(-0.3f), param(0.2f)})[0];
+    const int c1 = g.add_node("Conv", {g.add_node("Relu", {bn})[0], g.add_constant("w" + std::to_string(seed), test::random_tensor({32, c, 1, 1}, seed))})[0];
+    ++seed;
+    const int c2 = g.add_node("Conv", {g.add_node("Relu", {c1})[0], g.add_constant("w" + std::to_string(seed), test::random_tensor({16, 32, 3, 3}, seed))},
+                              {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
+    ++seed;
+    feats.push_back(c2);
+  }
+  g.mark_output(g.add_node("GlobalAveragePool", {g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0]})[0]);
+  const TensorData in = test::random_tensor({3, 32, 8, 8}, 90, -2.f, 2.f);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model f32 = Model::from_graph(g, "dense", opt);
+  std::vector<float> want(f32.output_size()), got(want.size());
+  f32.run(in.f.data(), want.data());
+  opt.record_ranges = true;
+  Model recorder = Model::from_graph(g, "dense", opt);
+  recorder.run(in.f.data(), got.data());
+  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
+  opt.record_ranges = false;
+  const int per_image = static_cast<int>(want.size() / 3);
+  for (const Precision p : {Precision::BF16, Precision::INT8}) {
+    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
+    opt.precision = p;
+    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
+    Model low = Model::from_graph(g, "dense", opt);
+    EXPECT_EQ(low.info().concats_in_place, 2) << to_string(p);
+    std::fill(got.begin(), got.end(), NAN);
+    low.run(in.f.data(), got.data());
+    for (int image = 0; image < 3; ++image) {
+      const LogitAgreement agree = compare_logits(want.data() + image * per_image, got.data() + image * per_image, per_image);
+      EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p) << ", image " << image;
+      EXPECT_GE(agree.cosine, 0.999) << to_string(p) << ", image " << image;
+    }
+    if (p == Precision::BF16 && !cpu::amx_bf16()) continue;  // (blocks there: no channels-last output)
+    int copies = 0, into = 0;
+    for (const auto& [node, impl] : low.info().kernels)
+      copies += impl == "vinfer:copy_images", into += impl == "vinfer:channels_last_into_blocks";
+    EXPECT_EQ(copies, 1) << to_string(p) << ": the pool's output only (pools write packed)";
+    EXPECT_EQ(into, 2) << to_string(p);
+  }
+}
+
 // A batch runs each image as batch 1 does.
 TEST(Precision, Int8BatchMatchesOneImage) {
   if (!cpu_has_int8()) GTEST_SKIP() << "no VNNI here: Int8OnEveryBuiltInNetwork checks the refusal";
