@@ -99,7 +99,8 @@ class BuildContext {
   // ChannelsLastBf16), or Form::Plain for none: bf16(), 4-D, not the
   // network's output nor a view into a concatenation, and read only by
   // convolutions that read it in that form (conv_input_form), as their
-  // input or as the operand of their residual add.
+  // input or as the operand of their residual add, or (ChannelsLastBf16)
+  // by max pools whose output may be so.
   virtual Form bf16_form(int value) const = 0;
   // Precision::INT8: whether convolutions run in int8, and the calibration's
   // range of a value (null if it has none) and weight scales of a Conv, Gemm

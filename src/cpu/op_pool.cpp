@@ -169,8 +169,12 @@ void build_pool(BuildContext& ctx, const Node& n) {
       ctx.int8_form(x) == ctx.int8_form(y) && ctx.int8_scale(x) == ctx.int8_scale(y))
     form = ctx.int8_form(x);
   // An input written channels-last only (what bfloat16 convolutions on AMX
-  // write for readers other than convolutions) is pooled as it is.
+  // write for readers other than convolutions) is pooled as it is; in
+  // bfloat16 where the max pool's readers read that (BuildContext::bf16_form).
   if (form == Form::Blocked && ctx.has_form(x, Form::ChannelsLast) && !ctx.has_form(x, Form::Blocked)) form = Form::ChannelsLast;
+  if (n.op == "MaxPool" && ctx.has_form(x, Form::ChannelsLastBf16) &&
+      (ctx.bf16_form(y) == Form::ChannelsLastBf16 || (ctx.int8() && form == Form::Blocked && !ctx.has_form(x, Form::Blocked))))
+    form = Form::ChannelsLastBf16;
   TensorRef src = ctx.input(x, form);
   // ReduceMean without keepdims yields [N, C]: pool straight into its plain
   // storage, which has the bytes of [N, C, 1, 1], and for whole channel

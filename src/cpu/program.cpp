@@ -229,6 +229,9 @@ class Program final : public BuildContext, public detail::Executor {
     const Form want = amx_bf16() ? Form::ChannelsLastBf16 : Form::BlockedBf16;
     const bool all = std::all_of(readers.begin(), readers.end(), [&](int r) {
       const Node& n = g_.nodes[static_cast<std::size_t>(r)];
+      // (a max pool of bfloat16 values is the bfloat16 of their float32 max:
+      // on AMX one between such convolutions pools them as they are)
+      if (n.op == "MaxPool" && want == Form::ChannelsLastBf16 && n.inputs[0] == value) return bf16_form(n.outputs[0]) == want;
       // (also as a residual operand: oneDNN adds one in bfloat16 as well)
       return n.op == "Conv" && conv_input_form(*this, n) == want;
     });
