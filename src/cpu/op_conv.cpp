@@ -583,12 +583,10 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   const ConvLayout lay = conv_layout(xs, ys, p.group);
   // Precision::INT8 on AMX: the convolutions that stay out of int8 (the
   // first) run in bfloat16 there (its error is bfloat16's, a fraction of
-  // int8's) where that is faster: with a large kernel (ResNet50's 7x7
-  // stride 2: 0.24 ms against float32's 0.68), not a small one (AMX pads
-  // the 3 input channels to its tiles' depth: VGG19's 3x3 ran 1.11 ms
-  // against 0.52, plus 0.34 to quantize its output against 0.56).
-  if (ctx.int8() && amx_bf16() && detail::cpu_features().avx512_bf16 && p.group == 1 && !conv_int8(ctx, n) &&
-      (xs[1] >= 16 || p.kernel[0] * p.kernel[1] >= 25))
+  // int8's): ResNet50's 7x7 stride 2 0.24 ms against float32's 0.68;
+  // VGG19's 3x3 0.54 against 0.52 and its output's conversion to the int8
+  // input 0.2 against 0.56 (oneDNN's reorder from float32 blocks).
+  if (ctx.int8() && amx_bf16() && detail::cpu_features().avx512_bf16 && p.group == 1 && !conv_int8(ctx, n))
     return Form::ChannelsLastBf16;
   if (!ctx.bf16() || lay.in == Form::ChannelsLast) return lay.in;
   // With AMX: channels-last for every ungrouped convolution (AMX's are 9x
@@ -622,14 +620,16 @@ bool conv_int8(const BuildContext& ctx, const Node& n) {
 
 namespace {
 
-// Whether every reader of `value` is a max pool whose output only int8
-// convolutions read.
-bool pooled_for_int8(const BuildContext& ctx, int value) {
+// Whether every reader of `value` is an int8 convolution that reads it as
+// its input, or a max pool whose output only such convolutions read.
+bool int8_input_only(const BuildContext& ctx, int value) {
   const Graph& g = ctx.graph();
   const auto& readers = ctx.consumers(value);
   return !readers.empty() && !g.is_output(value) && !ctx.is_view(value) && std::all_of(readers.begin(), readers.end(), [&](int r) {
     const Node& n = g.nodes[static_cast<std::size_t>(r)];
-    return n.op == "MaxPool" && ctx.int8_value(n.outputs[0]);
+    if (n.op == "MaxPool") return ctx.int8_value(n.outputs[0]);
+    return n.op == "Conv" && conv_int8(ctx, n) && n.inputs[0] == value &&
+           std::none_of(n.post_ops.begin(), n.post_ops.end(), [&](const PostOp& p) { return p.kind == PostOp::Sum && p.sum_input == value; });
   });
 }
 
@@ -754,11 +754,11 @@ void build_conv(BuildContext& ctx, const Node& n) {
   if (!bf16 && build_plain_conv1x1(ctx, n, xs, ys, p, *w, b, in_form)) return;
   // (AMX's kernels write channels-last only: in bfloat16 for readers that
   // take it so, else in float32, reordered for the others.)
-  // (In int8, the first convolution on AMX writes bfloat16 for a max pool
-  // whose output only int8 convolutions read: half float32's bytes, whose
+  // (In int8, the first convolution on AMX writes bfloat16 for int8
+  // convolutions, or a max pool before them: half float32's bytes, whose
   // precision the int8 input does not keep anyway; ResNet50's stem at batch
   // 32: 20.7 -> 12.2 ms.)
-  const Form readers = ctx.int8() && src_form == Form::ChannelsLastBf16 && pooled_for_int8(ctx, n.outputs[0])
+  const Form readers = ctx.int8() && src_form == Form::ChannelsLastBf16 && int8_input_only(ctx, n.outputs[0])
                            ? Form::ChannelsLastBf16
                            : ctx.bf16_form(n.outputs[0]);
   const Form dst_form = src_form == Form::ChannelsLastBf16 ? (readers == Form::ChannelsLastBf16 ? readers : Form::ChannelsLast)
