@@ -620,6 +620,15 @@ bool conv_int8(const BuildContext& ctx, const Node& n) {
 
 namespace {
 
+// Whether the residual operand of `conv` exists in bfloat16 channels-last
+// only: its output is then written so too, whoever reads it, so that the
+// add accumulates in place (oneDNN's AMX 1x1 kernel takes nothing else).
+bool sums_bf16_only(const BuildContext& ctx, const Node& conv) {
+  return std::any_of(conv.post_ops.begin(), conv.post_ops.end(), [&](const PostOp& p) {
+    return p.kind == PostOp::Sum && ctx.has_form(p.sum_input, Form::ChannelsLastBf16) && !ctx.has_form(p.sum_input, Form::ChannelsLast);
+  });
+}
+
 // Whether every reader of `value` is an int8 convolution that reads it as
 // its input, or a max pool whose output only such convolutions read.
 bool int8_input_only(const BuildContext& ctx, int value) {
@@ -656,9 +665,7 @@ bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
   if (!amx_bf16() || !detail::cpu_features().avx512_bf16 || g.value(value).shape.size() != 4 || g.is_output(value) ||
       ctx.is_view(value))
     return false;
-  for (const PostOp& p : conv.post_ops)
-    if (p.kind == PostOp::Sum && ctx.has_form(p.sum_input, Form::ChannelsLastBf16) && !ctx.has_form(p.sum_input, Form::ChannelsLast))
-      return true;
+  if (sums_bf16_only(ctx, conv)) return true;
   const auto& readers = ctx.consumers(value);
   return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
     const Node& n = g.nodes[static_cast<std::size_t>(r)];
@@ -758,7 +765,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // convolutions, or a max pool before them: half float32's bytes, whose
   // precision the int8 input does not keep anyway; ResNet50's stem at batch
   // 32: 20.7 -> 12.2 ms.)
-  const Form readers = ctx.int8() && src_form == Form::ChannelsLastBf16 && int8_input_only(ctx, n.outputs[0])
+  const Form readers = src_form == Form::ChannelsLastBf16 && !ctx.is_view(n.outputs[0]) && !g.is_output(n.outputs[0]) &&
+                               ((ctx.int8() && int8_input_only(ctx, n.outputs[0])) || sums_bf16_only(ctx, n))
                            ? Form::ChannelsLastBf16
                            : ctx.bf16_form(n.outputs[0]);
   const Form dst_form = src_form == Form::ChannelsLastBf16 ? (readers == Form::ChannelsLastBf16 ? readers : Form::ChannelsLast)
