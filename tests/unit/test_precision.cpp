@@ -378,8 +378,9 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
     for (const auto& [node, impl] : r.kernels)
       if (cpu::amx_bf16() && cpu_has_bf16() && std::string(name) == "resnet50" && node.rfind("MaxPool", 0) == 0)
         EXPECT_NE(impl.find("bf16"), std::string::npos) << name << ": " << node << " runs " << impl;
-    // (the first on AMX in bfloat16 where the CPU has both)
-    const int first_bf16 = cpu::amx_bf16() && cpu_has_bf16() ? 1 : 0;
+    // (the first on AMX in bfloat16 where the CPU has both, but VGG's 3x3:
+    // its error in bfloat16 added to int8's)
+    const int first_bf16 = std::string(name).find("vgg") == std::string::npos && cpu::amx_bf16() && cpu_has_bf16() ? 1 : 0;
     EXPECT_EQ(std::count_if(r.kernels.begin(), r.kernels.end(),
                             [](const auto& k) { return k.first.rfind("Conv", 0) == 0 && k.second.find("amx_bf16") != std::string::npos; }),
               first_bf16)
