@@ -392,6 +392,51 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
   }
 }
 
+// A graph run on `in` in each reduced precision the CPU has (int8
+// calibrated on `in` itself) against its float32 run, image by image (of
+// `images`): within 2 % (bf16) or 5 % (int8) of the largest output, cosine
+// >= 0.999. `check` then looks at each reduced-precision model.
+void each_precision_near_f32(const Graph& g, const TensorData& in, int images,
+                             const std::function<void(Precision, const Model&)>& check) {
+  EngineOptions opt;
+  opt.threads = 2;
+  Model f32 = Model::from_graph(g, "graph", opt);
+  std::vector<float> want(f32.output_size()), got(want.size());
+  f32.run(in.f.data(), want.data());
+  opt.record_ranges = true;
+  Model recorder = Model::from_graph(g, "graph", opt);
+  recorder.run(in.f.data(), got.data());
+  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
+  opt.record_ranges = false;
+  const int per_image = static_cast<int>(want.size()) / images;
+  for (const Precision p : {Precision::BF16, Precision::INT8}) {
+    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
+    opt.precision = p;
+    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
+    Model low = Model::from_graph(g, "graph", opt);
+    std::fill(got.begin(), got.end(), NAN);
+    low.run(in.f.data(), got.data());
+    for (int image = 0; image < images; ++image) {
+      const LogitAgreement agree = compare_logits(want.data() + image * per_image, got.data() + image * per_image, per_image);
+      EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p) << ", image " << image;
+      EXPECT_GE(agree.cosine, 0.999) << to_string(p) << ", image " << image;
+    }
+    check(p, low);
+  }
+}
+
+// BatchNormalization's four per-channel inputs of a graph, away from zero
+// where they must be (variances, scales).
+std::vector<int> batch_norm_params(Graph& g, std::int64_t channels, int& seed) {
+  std::vector<int> params;
+  for (const float lo : {0.5f, -0.5f, -0.3f, 0.2f}) {
+    TensorData t = test::random_tensor({channels}, static_cast<unsigned>(seed++));
+    for (float& v : t.f) v = lo + std::fabs(v);
+    params.push_back(g.add_constant("bn" + std::to_string(seed), t));
+  }
+  return params;
+}
+
 // A residual add accumulates into the output written over its operand
 // (make_post_ops' sum_in_place) only where nothing reads the operand later:
 // the second block's operand is read again by the last convolution, so
@@ -413,34 +458,14 @@ TEST(Precision, ResidualAddsInPlaceOnlyOverDeadOperands) {
   const int s2 = relu(g.add_node("Add", {conv(relu(conv(s1))), s1})[0]);
   const int late = conv(s1);
   g.mark_output(g.add_node("Add", {gap(conv(s2)), gap(late)})[0]);
-  const TensorData in = test::random_tensor({1, 32, 14, 14}, 50, 0.f, 1.f);
-  EngineOptions opt;
-  opt.threads = 2;
-  Model f32 = Model::from_graph(g, "residual", opt);
-  std::vector<float> want(f32.output_size()), got(want.size());
-  f32.run(in.f.data(), want.data());
-  opt.record_ranges = true;
-  Model recorder = Model::from_graph(g, "residual", opt);
-  recorder.run(in.f.data(), got.data());
-  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
-  opt.record_ranges = false;
-  for (const Precision p : {Precision::BF16, Precision::INT8}) {
-    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
-    opt.precision = p;
-    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
-    Model low = Model::from_graph(g, "residual", opt);
-    std::fill(got.begin(), got.end(), NAN);
-    low.run(in.f.data(), got.data());
-    const LogitAgreement agree = compare_logits(want.data(), got.data(), static_cast<int>(want.size()));
-    EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p);
-    EXPECT_GE(agree.cosine, 0.999) << to_string(p);
-    if (!cpu::amx_bf16()) continue;
+  each_precision_near_f32(g, test::random_tensor({1, 32, 14, 14}, 50, 0.f, 1.f), 1, [](Precision p, const Model& low) {
+    if (!cpu::amx_bf16()) return;
     std::vector<std::string> others;
     for (const auto& [node, impl] : low.info().kernels)
       if (node.rfind("Conv", 0) == 0 && impl.rfind("brgconv_1x1", 0) != 0) others.push_back(node);
     ASSERT_EQ(others.size(), 1u) << to_string(p) << ": " << (others.empty() ? "" : others[0]);
     EXPECT_EQ(others[0], "Conv 'Conv_9'") << to_string(p);
-  }
+  });
 }
 
 // DenseNet's pre-activation (BatchNorm + ReLU on a tensor only a 1x1
@@ -450,44 +475,19 @@ TEST(Precision, ResidualAddsInPlaceOnlyOverDeadOperands) {
 TEST(Precision, PreActivationWritesTheConvolutionsInput) {
   Graph g;
   const int x = g.add_input("x", {2, 40, 9, 11});
-  auto param = [&](const char* name, unsigned seed, float lo) {
-    TensorData t = test::random_tensor({40}, seed);
-    for (float& v : t.f) v = lo + std::fabs(v);  // variances and scales away from zero
-    return g.add_constant(name, t);
-  };
-  const int bn = g.add_node("BatchNormalization", {x, param("gamma", 61, 0.5f), param("beta", 62, -0.5f),
-                                                   param("mean", 63, -0.3f), param("var", 64, 0.2f)})[0];
+  int seed = 61;
+  std::vector<int> bn_in{x};
+  for (int v : batch_norm_params(g, 40, seed)) bn_in.push_back(v);
+  const int bn = g.add_node("BatchNormalization", bn_in)[0];
   const int c1 = g.add_node("Conv", {g.add_node("Relu", {bn})[0], g.add_constant("w1", test::random_tensor({32, 40, 1, 1}, 65))})[0];
   const int c2 = g.add_node("Conv", {g.add_node("Relu", {c1})[0], g.add_constant("w2", test::random_tensor({16, 32, 3, 3}, 66))},
                             {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
   g.mark_output(g.add_node("GlobalAveragePool", {c2})[0]);
-  const TensorData in = test::random_tensor({2, 40, 9, 11}, 67, -2.f, 2.f);
-  EngineOptions opt;
-  opt.threads = 2;
-  Model f32 = Model::from_graph(g, "preact", opt);
-  std::vector<float> want(f32.output_size()), got(want.size());
-  f32.run(in.f.data(), want.data());
-  opt.record_ranges = true;
-  Model recorder = Model::from_graph(g, "preact", opt);
-  recorder.run(in.f.data(), got.data());
-  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
-  opt.record_ranges = false;
-  for (const Precision p : {Precision::BF16, Precision::INT8}) {
-    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
-    opt.precision = p;
-    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
-    Model low = Model::from_graph(g, "preact", opt);
-    std::fill(got.begin(), got.end(), NAN);
-    low.run(in.f.data(), got.data());
-    for (int image = 0; image < 2; ++image) {
-      const LogitAgreement agree = compare_logits(want.data() + image * 16, got.data() + image * 16, 16);
-      EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p) << ", image " << image;
-      EXPECT_GE(agree.cosine, 0.999) << to_string(p) << ", image " << image;
-    }
+  each_precision_near_f32(g, test::random_tensor({2, 40, 9, 11}, 67, -2.f, 2.f), 2, [](Precision p, const Model& low) {
     std::string impls;
     for (const auto& [node, impl] : low.info().kernels) impls += impl + " ";
     EXPECT_NE(impls.find(p == Precision::BF16 ? "scale_shift_bf16" : "scale_shift_quantize"), std::string::npos) << impls;
-  }
+  });
 }
 
 // A dense block at batch 3: each convolution's channels-last output (AMX's
@@ -501,54 +501,26 @@ TEST(Precision, DenseBlockAtBatchWritesItsSlices) {
   std::vector<int> feats{stem};
   int seed = 70;
   for (int layer = 0; layer < 2; ++layer) {
-    const int in = feats.size() == 1 ? stem : g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0];
     const std::int64_t c = 32 + 16 * layer;
-    auto param = [&](float lo) {
-      TensorData t = test::random_tensor({c}, seed++);
-      for (float& v : t.f) v = lo + std::fabs(v);
-      return g.add_constant("p" + std::to_string(seed), t);
-    };
-    const int bn = g.add_node("BatchNormalization", {in, param(0.5f), param(-0.5f), param(-0.3f), param(0.2f)})[0];
-    const int c1 = g.add_node("Conv", {g.add_node("Relu", {bn})[0], g.add_constant("w" + std::to_string(seed), test::random_tensor({32, c, 1, 1}, seed))})[0];
-    ++seed;
-    const int c2 = g.add_node("Conv", {g.add_node("Relu", {c1})[0], g.add_constant("w" + std::to_string(seed), test::random_tensor({16, 32, 3, 3}, seed))},
-                              {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
-    ++seed;
-    feats.push_back(c2);
+    std::vector<int> bn_in{feats.size() == 1 ? stem : g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0]};
+    for (int v : batch_norm_params(g, c, seed)) bn_in.push_back(v);
+    const int bn = g.add_node("BatchNormalization", bn_in)[0];
+    const int w1 = g.add_constant("w" + std::to_string(seed), test::random_tensor({32, c, 1, 1}, static_cast<unsigned>(seed)));
+    const int w2 = g.add_constant("v" + std::to_string(seed), test::random_tensor({16, 32, 3, 3}, static_cast<unsigned>(seed + 1)));
+    seed += 2;
+    const int c1 = g.add_node("Conv", {g.add_node("Relu", {bn})[0], w1})[0];
+    feats.push_back(g.add_node("Conv", {g.add_node("Relu", {c1})[0], w2}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0]);
   }
   g.mark_output(g.add_node("GlobalAveragePool", {g.add_node("Concat", feats, {{"axis", std::int64_t{1}}})[0]})[0]);
-  const TensorData in = test::random_tensor({3, 32, 8, 8}, 90, -2.f, 2.f);
-  EngineOptions opt;
-  opt.threads = 2;
-  Model f32 = Model::from_graph(g, "dense", opt);
-  std::vector<float> want(f32.output_size()), got(want.size());
-  f32.run(in.f.data(), want.data());
-  opt.record_ranges = true;
-  Model recorder = Model::from_graph(g, "dense", opt);
-  recorder.run(in.f.data(), got.data());
-  const auto calibration = std::make_shared<const Calibration>(recorder.calibration());
-  opt.record_ranges = false;
-  const int per_image = static_cast<int>(want.size() / 3);
-  for (const Precision p : {Precision::BF16, Precision::INT8}) {
-    if (p == Precision::BF16 ? !cpu_has_bf16() : !cpu_has_int8()) continue;
-    opt.precision = p;
-    opt.calibration = p == Precision::INT8 ? calibration : nullptr;
-    Model low = Model::from_graph(g, "dense", opt);
+  each_precision_near_f32(g, test::random_tensor({3, 32, 8, 8}, 90, -2.f, 2.f), 3, [](Precision p, const Model& low) {
     EXPECT_EQ(low.info().concats_in_place, 2) << to_string(p);
-    std::fill(got.begin(), got.end(), NAN);
-    low.run(in.f.data(), got.data());
-    for (int image = 0; image < 3; ++image) {
-      const LogitAgreement agree = compare_logits(want.data() + image * per_image, got.data() + image * per_image, per_image);
-      EXPECT_LE(agree.max_rel, p == Precision::BF16 ? 2e-2 : 5e-2) << to_string(p) << ", image " << image;
-      EXPECT_GE(agree.cosine, 0.999) << to_string(p) << ", image " << image;
-    }
-    if (p == Precision::BF16 && !cpu::amx_bf16()) continue;  // (blocks there: no channels-last output)
+    if (p == Precision::BF16 && !cpu::amx_bf16()) return;  // (blocks there: no channels-last output)
     int copies = 0, into = 0;
     for (const auto& [node, impl] : low.info().kernels)
       copies += impl == "vinfer:copy_images", into += impl == "vinfer:channels_last_into_blocks";
     EXPECT_EQ(copies, 1) << to_string(p) << ": the pool's output only (pools write packed)";
     EXPECT_EQ(into, 2) << to_string(p);
-  }
+  });
 }
 
 // A batch runs each image as batch 1 does.
