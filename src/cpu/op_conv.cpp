@@ -290,8 +290,8 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                          hi, g.stride == 2 ? " stride 2" : "", images);
   for (Conv3x3 k : kinds)
     if (at > 0 && at < static_cast<int>(sizeof key)) at += std::snprintf(key + at, sizeof key - at, " %d", static_cast<int>(k));
-  // One per form; both splits share its transformed weights.
-  std::unique_ptr<Winograd3x3> own_kernel, f23_kernel;
+  // vinfer's Winograd kernels, one per kind (the split by positions holds its weights half transformed).
+  std::vector<std::unique_ptr<Winograd3x3>> mine(kinds.size());
   std::unique_ptr<Conv1x1Pre> gemm_kernel;
   Block gemm_scratch;
   const int choice = tuned_choice(key, [&] {
@@ -335,13 +335,13 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                         },
                         [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
-        std::unique_ptr<Winograd3x3>& kernel = is_f23(kinds[k]) ? f23_kernel : own_kernel;
-        if (!kernel)
-          kernel = std::make_unique<Winograd3x3>(form_of(g, kinds[k]), w.f.data(), b ? b->f.data() : nullptr, lo, hi);
-        Winograd3x3& f = *kernel;
-        const Winograd3x3::Split split = split_of(kinds[k]);
-        runs.push_back({[&f, &src, &dst, split] { f.set_split(split), f.run(src.data(), dst.data()); },
-                        [&] { evict(f.transformed_weights(), f.transformed_weight_bytes()), touch(src.data(), src_bytes); }});
+        mine[k] = std::make_unique<Winograd3x3>(form_of(g, kinds[k]), w.f.data(), b ? b->f.data() : nullptr, lo, hi,
+                                               split_of(kinds[k]));
+        Winograd3x3* f = mine[k].get();
+        runs.push_back({[f, &src, &dst] { f->run(src.data(), dst.data()); },
+                        [f, &src, src_bytes] {
+                          evict(f->transformed_weights(), f->transformed_weight_bytes()), touch(src.data(), src_bytes);
+                        }});
       }
     }
     const TuneResult r = fastest(runs, std::max(30.0, 12 * steady_measure(runs[0].run)), 0.03);
@@ -362,10 +362,10 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   const auto k = std::find(kinds.begin(), kinds.end(), static_cast<Conv3x3>(choice)) != kinds.end()
                      ? static_cast<Conv3x3>(choice)
                      : rule;
-  if (std::unique_ptr<Winograd3x3>& kernel = is_f23(k) ? f23_kernel : own_kernel; own_kind(k) && kernel) {
-    kernel->set_split(split_of(k));
-    kernel->release_scratch();  // the network runs it on the shared scratchpad
-    kept = std::move(kernel);
+  const auto chosen = static_cast<std::size_t>(std::find(kinds.begin(), kinds.end(), k) - kinds.begin());
+  if (own_kind(k) && chosen < mine.size() && mine[chosen]) {
+    mine[chosen]->release_scratch();  // the network runs it on the shared scratchpad
+    kept = std::move(mine[chosen]);
   }
   ctx.note_choice(k != rule);
   return k;

@@ -88,7 +88,15 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
     mult_[static_cast<std::size_t>(p)] = s2 ? (p / 4 == 3 ? 2 : 1) * (p % 4 == 3 ? 2 : 1) : 1;
     rows_per_tile_ += mult_[static_cast<std::size_t>(p)];
   }
-  u_ = aligned_block(transformed_weight_bytes());
+  // Half transformed, W's first run is stored times G[0][0] (1/4 or 1: exact),
+  // so that U's first position, like its last, is one of W's runs.
+  half_ = split_ == Split::Positions && n == 6 && !s2 ? n : 0;
+  for (int b = 0; b < n; ++b)
+    for (int c = 0; c < 3; ++c)
+      g_rows_[static_cast<std::size_t>(b * 3 + c)] = static_cast<float>(c == 0 ? G[b][0] / G[0][0] : G[b][c]);
+  const std::size_t uw = static_cast<std::size_t>(g.ic) * g.oc;  // floats per row of U
+  u_bytes_ = sizeof(float) * uw * (half_ ? half_ * 3 : positions_);
+  u_ = aligned_block(u_bytes_);
   float* u = static_cast<float*>(u_.get());
   // On every thread, each position's row of a panel written in order (this
   // is most of loading a network with many 3x3 layers).
@@ -104,12 +112,15 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
       for (int a = 0; a < n; ++a)
         for (int c = 0; c < 3; ++c)
           for (int o = 0; o < width; ++o) gg[a][c][o] = G[a][0] * k[c][o] + G[a][1] * k[3 + c][o] + G[a][2] * k[6 + c][o];
+      auto row = [&](int r) { return u + r * uw + static_cast<std::size_t>(col0) * g.ic + static_cast<std::size_t>(i) * width; };
       for (int a = 0; a < n; ++a)
-        for (int b = 0; b < n; ++b) {
-          float* row = u + static_cast<std::size_t>(a * n + b) * g.ic * g.oc + static_cast<std::size_t>(col0) * g.ic +
-                       static_cast<std::size_t>(i) * width;
-          for (int o = 0; o < width; ++o)
-            row[o] = static_cast<float>(gg[a][0][o] * G[b][0] + gg[a][1][o] * G[b][1] + gg[a][2][o] * G[b][2]);
+        if (half_) {
+          for (int c = 0; c < 3; ++c)
+            for (int o = 0; o < width; ++o) row(a * 3 + c)[o] = static_cast<float>(gg[a][c][o] * (c == 0 ? G[0][0] : 1.0));
+        } else {
+          for (int b = 0; b < n; ++b)
+            for (int o = 0; o < width; ++o)
+              row(a * n + b)[o] = static_cast<float>(gg[a][0][o] * G[b][0] + gg[a][1][o] * G[b][1] + gg[a][2][o] * G[b][2]);
         }
     }
   bias_.assign(g.oc, 0.f);
@@ -131,8 +142,13 @@ std::size_t Winograd3x3::thread_floats() const {
   return layout(rows, g_.ic).floats + layout(rows, g_.oc).floats;
 }
 
+// Half transformed: each thread's two panels of U, after V and M.
+std::size_t Winograd3x3::panel_floats() const { return half_ ? static_cast<std::size_t>(g_.ic) * 4 * g_.block : 0; }
+
 std::size_t Winograd3x3::scratch_bytes(int threads) const {
-  if (split_ == Split::Positions) return sizeof(float) * (layout(tiles_, g_.ic).floats + layout(tiles_, g_.oc).floats);
+  if (split_ == Split::Positions)
+    return sizeof(float) * (layout(tiles_, g_.ic).floats + layout(tiles_, g_.oc).floats +
+                            panel_floats() * std::max(1, threads));
   return sizeof(float) * thread_floats() * std::max(1, threads);
 }
 
@@ -220,22 +236,72 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
       base += rows;
     }
     // The thread's first positions of U come into L2 while it transforms.
-    const float* pf = u + p0 * uw;
+    const std::size_t pf_at = half_ ? static_cast<std::size_t>(p0 / half_) * 3 * uw : p0 * uw;
+    const float* pf = u + pf_at;
     const std::size_t pf_bytes =
-        count > 0 && p1 > p0 ? std::min<std::size_t>(sizeof(float) * (p1 - p0) * uw, 1 << 20) : 0;
+        count > 0 && p1 > p0 ? std::min<std::size_t>(u_bytes_ - sizeof(float) * pf_at, 1 << 20) : 0;
     fns_->input(g, tiles_w_, per_image_, tile0, count, lv, src, v + tile0 * ic, pf, pf_bytes);
 #pragma omp barrier
     PrefetchCursor next(prefetch, t, n, panels * ((r1 - r0) / rows_ + (p1 - p0)));
     next.own_next = own_next_;
-    long base = 0;
-    for (int p = 0; p < positions_; ++p) {
+    // The thread's rows of position p: [lo, hi) of its tiles (none: lo >= hi).
+    auto rows_of = [&](int p, long base, long& lo, long& hi) {
       const long rows = static_cast<long>(mult_[static_cast<std::size_t>(p)]) * tiles;
-      const long lo = std::max(base, r0), hi = std::min(base + rows, r1);
-      if (lo < hi)
-        fns_->gemm(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo - base) * ic, u + p * uw,
-                   m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo - base) * oc, g_.ic, g_.oc,
-                   static_cast<int>(hi - lo), &next);
-      base += rows;
+      lo = std::max(base, r0) - base, hi = std::min(base + rows, r1) - base;
+      return rows;
+    };
+    if (!half_) {
+      long base = 0;
+      for (int p = 0; p < positions_; ++p) {
+        long lo, hi;
+        const long rows = rows_of(p, base, lo, hi);
+        if (lo < hi)
+          fns_->gemm(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * ic, u + p * uw,
+                     m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, g_.ic, g_.oc,
+                     static_cast<int>(hi - lo), &next);
+        base += rows;
+      }
+    } else {
+      // Per row a of W: per panel, its positions (a, b) in turn, U's panels
+      // made from W[a]'s three runs while they are in L2 (the first and last
+      // positions are two of them, the others come in pairs); the first three
+      // GEMMs fetch the next three runs meanwhile (one each).
+      float* made = m + lm.floats + panel_floats() * t;
+      const int n_side = half_, width_max = 2 * g_.block;
+      for (int a = p0 / n_side; a * n_side < p1; ++a) {
+        const float* wa = u + static_cast<std::size_t>(a) * 3 * uw;
+        for (int col = 0; col < g_.oc; col += width_max) {
+          const int width = std::min(width_max, g_.oc - col);
+          const std::size_t count = static_cast<std::size_t>(width) * ic;
+          const float* w_panel = wa + static_cast<std::size_t>(col) * ic;
+          const float* fetch = !own_next_                ? nullptr
+                               : col + width < g_.oc     ? w_panel + count
+                               : (a + 1) * n_side < p1   ? wa + 3 * uw
+                                                         : nullptr;
+          int fetched = 0, pair = -1;  // the pair of positions whose panels are in `made`
+          for (int b = 0; b < n_side; ++b) {
+            const int p = a * n_side + b;
+            long lo, hi;
+            rows_of(p, static_cast<long>(p) * tiles, lo, hi);
+            if (lo >= hi) continue;
+            const float* panel = w_panel;
+            if (b == n_side - 1) {
+              panel = w_panel + 2 * uw;
+            } else if (b > 0) {
+              const int first = b - (b + 1) % 2;  // 1 for 1 and 2, 3 for 3 and 4
+              if (pair != first)
+                fns_->combine(w_panel, uw, &g_rows_[static_cast<std::size_t>(first * 3)], made, made + count, count);
+              pair = first;
+              panel = made + (b == first ? 0 : count);
+            }
+            fns_->gemm_panel(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * ic, panel,
+                             m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, g_.ic, g_.oc,
+                             col, width, static_cast<int>(hi - lo), &next,
+                             fetch && fetched < 3 ? fetch + static_cast<std::size_t>(fetched) * uw : nullptr);
+            ++fetched;
+          }
+        }
+      }
     }
 #pragma omp barrier
     fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, dst);

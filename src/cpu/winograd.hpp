@@ -40,6 +40,19 @@
 //   share of U, once), then each transforms its tiles' outputs; two barriers.
 //   For wide layers on small maps (U over 1 MiB, at most 64 tiles: VGG19's
 //   and ResNet50's 28x28 and 14x14 layers).
+//   Split so, F(4,3) keeps its weights half transformed, W = G g (6 x 3
+//   per channel pair, 18 floats instead of U's 36), and makes each
+//   position's panel of U = W G^T just before its GEMM: U's column b of row
+//   a is G[b] . W[a], so W[a]'s three runs serve its six positions from L2.
+//   With W's first run stored times G[0][0], U's first and last positions
+//   are two of W's runs as they are; the four others come in pairs that
+//   share all but a sign (G's rows 1 and 2, 3 and 4). These layers hold most
+//   of VGG19's 3x3 weights (126 of 225 MiB transformed, in every process
+//   that loads it); they read half of that from memory, for about 10 %
+//   more time at batch 1 (49 tiles share each made panel) and less with a
+//   batch's images folded in. F(2,3) (16 positions: 12 of W) keeps U: there
+//   the saving was small and the time 4 % more.
+
 #pragma once
 #include <array>
 #include <cstddef>
@@ -99,6 +112,18 @@ struct WinogradKernelFns {
   void (*input)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lv,
                 const float* src, float* v, const float* pf, std::size_t pf_bytes);
   void (*gemm)(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf);
+  // The columns [col, col + width) of that product from one panel of B
+  // (k x width; width 2L, or L for the last of an odd number of vectors),
+  // fetching the 2L x k floats at own_next (if not null) into L2 meanwhile.
+  void (*gemm_panel)(const float* a, const float* panel, float* c, int k, int n, int col, int width, int T,
+                     PrefetchCursor* pf, const float* own_next);
+  // The panels of U for two positions whose rows of G differ only in the
+  // middle coefficient's sign (F(4,3)'s 1 and 2, 3 and 4),
+  // from a panel of W's three runs (w, w + stride, w + 2 stride):
+  // out1 = c0 w0 + c1 w1 + c2 w2, out2 = c0 w0 - c1 w1 + c2 w2, for `count`
+  // floats (a multiple of the vector).
+  void (*combine)(const float* w, std::size_t stride, const float coef[3], float* out1, float* out2,
+                  std::size_t count);
   void (*output)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lm,
                  const float* m, const float* bias, float lo, float hi, float* dst);
 };
@@ -107,7 +132,9 @@ extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_
 
 class Winograd3x3 {
  public:
-  // How threads share the work (above); Auto: choose_split(g).
+  // How threads share the work (above); Auto: choose_split(g). A kernel
+  // keeps its split: split by positions, F(4,3) holds its weights half
+  // transformed, which the split by tiles cannot run.
   enum class Split { Auto, Tiles, Positions };
 
   // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
@@ -123,8 +150,7 @@ class Winograd3x3 {
 
   // src, dst: blocked tensors of the geometry (g.images images). Runs on the current OpenMP
   // threads; allocates only when that needs more scratch than any run before
-  // (more threads, or the other split), so that timing the two splits in turn
-  // does not time fresh pages.
+  // (more threads), so that timed runs do not time fresh pages.
   void run(const float* src, float* dst);
 
   // The same on caller-provided scratch (64-byte aligned, scratch_bytes(threads)
@@ -141,19 +167,16 @@ class Winograd3x3 {
   void set_image_strides(std::size_t src, std::size_t dst) { g_.src_image = src, g_.dst_image = dst; }
 
   Split split() const { return split_; }
-  // Changes how threads share the work (not Auto); the transformed weights
-  // and run(src, dst)'s scratch serve both ways, so trying both costs one
-  // transform.
-  void set_split(Split split) { split_ = split; }
   // Frees the scratch run(src, dst) allocated for itself.
   void release_scratch() { own_scratch_.reset(), own_bytes_ = 0; }
   // That scratch (null before the first run(src, dst) and after release_scratch()).
   const void* own_scratch() const { return own_scratch_.get(); }
-  // The transformed weights (positions x ic x oc floats).
+  // The transformed weights (positions x ic x oc floats; half transformed:
+  // 6 x 3 x ic x oc), as the kernel holds them.
   const void* transformed_weights() const { return u_.get(); }
-  std::size_t transformed_weight_bytes() const { return weight_bytes(g_); }
+  std::size_t transformed_weight_bytes() const { return u_bytes_; }
   // For a geometry: its output tiles (of all its images; of one), and the
-  // bytes of its transformed weights.
+  // bytes of its transformed weights, all positions (the B of its GEMMs).
   static int tiles(const WinogradGeometry& g);
   static int tiles_per_image(const WinogradGeometry& g);
   static std::size_t weight_bytes(const WinogradGeometry& g);
@@ -170,7 +193,10 @@ class Winograd3x3 {
   int rows_ = 12;        // the GEMM's register-tile rows
   int max_chunk_ = 24;   // tiles per chunk (the last of a thread takes up to rows_ - 1 more)
   const WinogradKernelFns* fns_ = nullptr;
-  Block u_;                  // [positions][oc / 2L][ic][2L]
+  int half_ = 0;             // half transformed: 6 (G's rows), else 0
+  Block u_;                  // [positions][oc / 2L][ic][2L] (half transformed: [6][3][oc / 2L][ic][2L])
+  std::size_t u_bytes_ = 0;
+  std::array<float, 6 * 3> g_rows_{};  // half transformed: G's rows for W's runs, in float
   std::vector<float> bias_;  // oc
   float lo_, hi_;
   bool own_next_ = true;  // PrefetchCursor::own_next
@@ -179,6 +205,7 @@ class Winograd3x3 {
 
   WinogradLayout layout(int rows, int ch) const;
   std::size_t thread_floats() const;
+  std::size_t panel_floats() const;
   void run_by_tiles(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch, int max_threads,
                     const std::vector<ByteSpan>* prefetch);
   void run_by_positions(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,

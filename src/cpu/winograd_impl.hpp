@@ -232,28 +232,45 @@ struct WinogradKernels {
                         PrefetchCursor* pf, const char* own_at, int own_step, std::integer_sequence<int, N...>) {
     ((rows == N + 1 ? gemm_tile<N + 1>(a, panel, c, k, n, col, width, pf, own_at, own_step) : void()), ...);
   }
-  static void gemm(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf) {
+  // One panel's columns; own_next: what to fetch meanwhile (a panel's bytes), or null.
+  static void gemm_panel(const float* a, const float* panel, float* c, int k, int n, int col, int width, int T,
+                         PrefetchCursor* pf, const float* own_next) {
     const int row_tiles = (T + I::R - 1) / I::R;  // of equal rows, +-1: no tile of 1 row to pay a pass over B
+    for (int i = 0; i < row_tiles; ++i) {
+      const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
+      const std::size_t r = static_cast<std::size_t>(row0);
+      const char* own_at = nullptr;
+      int own_step = 0;
+      if (own_next) own_share(own_next, sizeof(float) * 2 * L * k, k, i, row_tiles, own_at, own_step);
+      if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step);
+      else
+        gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step,
+                  std::make_integer_sequence<int, I::R - 1>());
+    }
+  }
+  static void gemm(const float* a, const float* b, float* c, int k, int n, int T, PrefetchCursor* pf) {
     for (int col = 0; col < n; col += 2 * L) {
       const int width = std::min(2 * L, n - col);
       const float* panel = b + static_cast<std::size_t>(col) * k;
-      for (int i = 0; i < row_tiles; ++i) {
-        const int row0 = T * i / row_tiles, rows = T * (i + 1) / row_tiles - row0;
-        const std::size_t r = static_cast<std::size_t>(row0);
-        const char* own_at = nullptr;
-        int own_step = 0;
-        // The next panel; after the last one, the next position's first
-        // (U's positions are contiguous), which the caller multiplies next.
-        if (pf && pf->own_next)
-          own_share(panel + static_cast<std::size_t>(width) * k, sizeof(float) * 2 * L * k, k, i, row_tiles, own_at,
-                    own_step);
-        if (rows == I::R) gemm_tile<I::R>(a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step);
-        else
-          gemm_tail(rows, a + r * k, panel, c + r * n, k, n, col, width, pf, own_at, own_step,
-                    std::make_integer_sequence<int, I::R - 1>());
-      }
+      // The next panel; after the last one, the next position's first
+      // (U's positions are contiguous), which the caller multiplies next.
+      gemm_panel(a, panel, c, k, n, col, width, T, pf,
+                 pf && pf->own_next ? panel + static_cast<std::size_t>(width) * k : nullptr);
     }
   }
+
+  static void combine(const float* w, std::size_t stride, const float coef[3], float* out1, float* out2,
+                      std::size_t count) {
+    const V c0 = I::set1(coef[0]), c1 = I::set1(coef[1]), c2 = I::set1(coef[2]);
+    const float* w1 = w + stride;
+    const float* w2 = w + 2 * stride;
+    for (std::size_t i = 0; i < count; i += L) {
+      const V t = I::fmadd(c2, I::load(w2 + i), I::mul(c0, I::load(w + i))), x = I::load(w1 + i);
+      I::store(out1 + i, I::fmadd(c1, x, t));
+      I::store(out2 + i, I::fnmadd(c1, x, t));
+    }
+  }
+
 };
 
 }  // namespace vinfer::cpu
@@ -264,6 +281,6 @@ template <class I, int Stride, int Tile = 2>
 constexpr WinogradKernelFns winograd_kernel_fns() {
   using K = WinogradKernels<I>;
   using F = typename K::template Form<Stride, Tile>;
-  return {K::template input_transform<F>, K::gemm, K::template output_transform<F>};
+  return {K::template input_transform<F>, K::gemm, K::gemm_panel, K::combine, K::template output_transform<F>};
 }
 }  // namespace vinfer::cpu

@@ -658,35 +658,57 @@ TEST(Winograd, FoldedImagesMatchOneByOne) {
   isa.report();
 }
 
-// The load-time timing runs both splits in turn on one kernel (tune_3x3).
-// Switching must keep run(src, dst)'s scratch: freeing it made every timed
-// run include fresh pages (VGG19's 56x56 layers timed at 3-12x their time,
-// so that oneDNN's kernel was chosen there), and change no result.
-TEST(Winograd, SwitchingSplitsKeepsItsScratch) {
-  cpu::WinogradGeometry g;
-  g.ic = 16, g.oc = 16, g.h = g.w = g.oh = g.ow = 28, g.pad_t = g.pad_l = 1, g.block = 8;
-  if (!cpu::Winograd3x3::supports(g)) GTEST_SKIP() << "no AVX2 + FMA here";
-  const TensorData x = test::random_tensor({1, 16, 28, 28}, 8), w = test::random_tensor({16, 16, 3, 3}, 9);
+// Split by positions, F(4,3) holds its weights half transformed (G g: 3 of
+// U's 6 columns) and makes U per panel as it runs: the same outputs as the
+// split by tiles (full U) within rounding, in half the memory; F(2,3) and
+// stride 2 keep the full form. A kernel's own scratch
+// is allocated once: runs after the first (as the load-time timing makes
+// them) use the same pages.
+TEST(Winograd, PositionsHoldHalfTransformedWeights) {
+  struct Case {
+    int stride, tile, block, oc;
+    std::size_t num, den;  // positions' weights / tiles'
+  };
+  const std::vector<Case> cases = {{1, 4, 8, 24, 3, 6}, {1, 4, 16, 48, 3, 6}, {1, 2, 16, 32, 1, 1},
+                                   {1, 2, 8, 16, 1, 1}, {2, 2, 16, 32, 1, 1}};
+  IsaCoverage isa;
   using Split = cpu::Winograd3x3::Split;
-  cpu::Winograd3x3 k(g, w.f.data(), nullptr, -std::numeric_limits<float>::infinity(),
-                     std::numeric_limits<float>::infinity(), Split::Tiles);
-  std::vector<float> first[2], y(x.f.size());
-  for (Split s : {Split::Tiles, Split::Positions}) {  // the scratch grows to what both need
-    k.set_split(s);
-    k.run(x.f.data(), y.data());
-    first[s == Split::Positions] = y;
-  }
-  const void* scratch = k.own_scratch();
-  ASSERT_NE(scratch, nullptr);
-  for (int round = 0; round < 3; ++round)
-    for (Split s : {Split::Tiles, Split::Positions}) {
-      k.set_split(s);
-      EXPECT_EQ(k.own_scratch(), scratch) << "set_split freed or moved the scratch";
-      k.run(x.f.data(), y.data());
-      EXPECT_EQ(k.own_scratch(), scratch) << "run allocated again";
-      EXPECT_EQ(max_abs_diff(y.data(), first[s == Split::Positions].data(), y.size()), 0.0);
+  for (const Case& c : cases) {
+    cpu::WinogradGeometry g;
+    g.ic = 2 * c.block, g.oc = c.oc, g.h = g.w = 15, g.pad_t = g.pad_l = 1, g.block = c.block;
+    g.stride = c.stride, g.out_tile = c.tile;
+    g.oh = g.ow = (15 + 2 - 3) / c.stride + 1;
+    isa.runs(c.block);
+    if (!cpu::Winograd3x3::supports(g)) {
+      EXPECT_FALSE(cpu::simd_block_runs(c.block)) << "a geometry the kernels should take";
+      continue;
     }
-  EXPECT_LT(max_abs_diff(first[0].data(), first[1].data(), y.size()), 1e-4);
+    const TensorData x = test::random_tensor({1, g.ic, 15, 15}, 8), w = test::random_tensor({g.oc, g.ic, 3, 3}, 9),
+                     b = test::random_tensor({g.oc}, 10);
+    const float inf = std::numeric_limits<float>::infinity();
+    cpu::Winograd3x3 tiles(g, w.f.data(), b.f.data(), -inf, inf, Split::Tiles),
+        positions(g, w.f.data(), b.f.data(), -inf, inf, Split::Positions);
+    const std::string what = "stride " + std::to_string(c.stride) + " tile " + std::to_string(c.tile) + " block " +
+                             std::to_string(c.block);
+    EXPECT_EQ(tiles.transformed_weight_bytes(), cpu::Winograd3x3::weight_bytes(g)) << what;
+    EXPECT_EQ(positions.transformed_weight_bytes() * c.den, tiles.transformed_weight_bytes() * c.num) << what;
+    std::vector<float> want(static_cast<std::size_t>(g.oc) * g.oh * g.ow), y(want.size());
+    tiles.run(x.f.data(), want.data());
+    double scale = 1e-30;
+    for (float v : want) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    positions.run(x.f.data(), y.data());
+    const void* scratch = positions.own_scratch();
+    ASSERT_NE(scratch, nullptr);
+    EXPECT_LT(max_abs_diff(y.data(), want.data(), y.size()) / scale, 1e-5) << what;
+    const std::vector<float> first = y;
+    for (int round = 0; round < 3; ++round) {
+      std::fill(y.begin(), y.end(), NAN);
+      positions.run(x.f.data(), y.data());
+      EXPECT_EQ(positions.own_scratch(), scratch) << what << ": run allocated again";
+      EXPECT_EQ(max_abs_diff(y.data(), first.data(), y.size()), 0.0) << what;
+    }
+  }
+  isa.report();
 }
 
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
