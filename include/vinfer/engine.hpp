@@ -82,6 +82,12 @@ struct EngineOptions {
   bool keep_constants = true;  // Cpu, Cuda: keep the graph's weights after compiling (graph() shows them,
                                // set_threads() recompiles from them). false: freed once the backend holds its
                                // own packed copies (VGG19: ~490 MB less); set_threads() then throws.
+  bool compact_weights = false;  // Cpu: where vinfer's F(4,3) Winograd runs a wide 3x3 layer on a small map
+                                 // (split by positions: VGG19's 512-channel layers), hold its weights half
+                                 // transformed (18 floats per channel pair instead of 36: VGG19 ~60 MiB less)
+                                 // and finish the transform as it runs (those layers ~10 % slower at batch 1).
+                                 // The CLI's classify and info set it: a process that loads to classify a
+                                 // few images gains more from the memory than it loses.
 };
 
 // What loading did, for `vinfer info` and for tests.

@@ -289,7 +289,7 @@ class PyModel {
  public:
   PyModel(const std::string& model, const std::string& weights, int threads, const std::string& device,
           const std::optional<std::string>& preset_name, int instances, bool tune, const std::string& tune_cache, int batch,
-          const std::string& precision, const std::string& calibration, bool calibrating) {
+          const std::string& precision, const std::string& calibration, bool calibrating, bool compact_weights) {
     if (instances < 1 || instances > 64) invalid("instances must be 1..64");
     if (batch < 1 || batch > 4096) invalid("batch must be 1..4096");
     EngineOptions opt;
@@ -299,6 +299,7 @@ class PyModel {
     opt.tune_cache = tune_cache;
     opt.keep_constants = calibrating;  // (save_calibration reads the weights)
     opt.record_ranges = calibrating;
+    opt.compact_weights = compact_weights;
     if (precision != "f32" && precision != "bf16" && precision != "int8")
       invalid("precision '" + precision + "': expected f32, bf16 or int8");
     opt.precision = parse_precision(precision);
@@ -606,10 +607,11 @@ PYBIND11_MODULE(_vinfer, m) {
 
   py::class_<PyModel>(m, "Model")
       .def(py::init<const std::string&, const std::string&, int, const std::string&, const std::optional<std::string>&, int, bool,
-                    const std::string&, int, const std::string&, const std::string&, bool>(),
+                    const std::string&, int, const std::string&, const std::string&, bool, bool>(),
            py::arg("model"), py::arg("weights") = "", py::arg("threads") = 0, py::arg("device") = "cpu",
            py::arg("preset") = py::none(), py::arg("instances") = 1, py::arg("tune") = true, py::arg("tune_cache") = "",
-           py::arg("batch") = 1, py::arg("precision") = "f32", py::arg("calibration") = "", py::arg("calibrating") = false)
+           py::arg("batch") = 1, py::arg("precision") = "f32", py::arg("calibration") = "", py::arg("calibrating") = false,
+           py::arg("compact_weights") = false)
       .def("save_calibration", &PyModel::save_calibration, py::arg("path"))
       .def_property_readonly("input_shape", &PyModel::input_shape)
       .def_property_readonly("output_shape", &PyModel::output_shape)

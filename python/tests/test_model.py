@@ -81,6 +81,21 @@ def test_info_and_profile(densenet):
     assert any(l["name"].startswith("Conv") and l["gflop"] > 0 for l in layers)
 
 
+def test_compact_weights_halve_the_positions_split():
+    x = np.linspace(-1, 1, 3 * 224 * 224, dtype=np.float32).reshape(1, 3, 224, 224)
+    whole = vinfer.Model("resnet18", threads=2, tune=False)
+    compact = vinfer.Model("resnet18", threads=2, tune=False, compact_weights=True)
+    a, b = whole.run(x), compact.run(x)
+    assert np.abs(a - b).max() <= 1e-5 * np.abs(a).max()
+    pw, pc = whole.profile(x), compact.profile(x)
+    assert [l["name"] for l in pw] == [l["name"] for l in pc]
+    halved = [(w, c) for w, c in zip(pw, pc) if "_pos_half" in c["impl"]]
+    assert all("_half" not in l["impl"] for l in pw)
+    assert all(2 * c["weight_bytes"] == w["weight_bytes"] for w, c in halved)
+    if any("wino_f43_pos" in l["impl"] for l in pw):
+        assert halved
+
+
 @pytest.mark.parametrize("call, exc, words", [
     (lambda m: m.run(np.zeros((1, 3, 224, 224), np.float64)), TypeError, "float64"),
     (lambda m: m.run(np.zeros((1, 3, 200, 224), np.float32)), ValueError, "not the model's"),

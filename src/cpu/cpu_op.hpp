@@ -93,6 +93,9 @@ class BuildContext {
   virtual const dnnl::engine& engine() const = 0;
   // Whether convolutions may use Winograd (EngineOptions::winograd).
   virtual bool winograd() const = 0;
+  // Whether vinfer's Winograd split by positions holds its weights half
+  // transformed (EngineOptions::compact_weights).
+  virtual bool compact_weights() const = 0;
   // Whether convolutions run in bfloat16 (EngineOptions::precision).
   virtual bool bf16() const = 0;
   // The bfloat16 form `value` may be written in alone (BlockedBf16 or

@@ -282,12 +282,15 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   }
   if (kinds.size() < 2) return rule;
   // The candidates are part of the key: a choice cached when they were
-  // others (another version) is timed again, not reused.
+  // others (another version) is timed again, not reused. So is the split
+  // by positions' weight form (compact_weights), which changes its time.
+  const bool half = ctx.compact_weights() && g.stride == 1 &&
+                    std::find(kinds.begin(), kinds.end(), Conv3x3::VinferPositions) != kinds.end();
   char key[256], images[32] = "";
   if (g.images > 1) std::snprintf(images, sizeof images, " images %d", g.images);
-  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s of",
+  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s%s of",
                          g.ic, g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo,
-                         hi, g.stride == 2 ? " stride 2" : "", images);
+                         hi, g.stride == 2 ? " stride 2" : "", images, half ? " half" : "");
   for (Conv3x3 k : kinds)
     if (at > 0 && at < static_cast<int>(sizeof key)) at += std::snprintf(key + at, sizeof key - at, " %d", static_cast<int>(k));
   // vinfer's Winograd kernels, one per kind (the split by positions holds its weights half transformed).
@@ -336,7 +339,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                         [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
         mine[k] = std::make_unique<Winograd3x3>(form_of(g, kinds[k]), w.f.data(), b ? b->f.data() : nullptr, lo, hi,
-                                               split_of(kinds[k]));
+                                               split_of(kinds[k]), ctx.compact_weights());
         Winograd3x3* f = mine[k].get();
         runs.push_back({[f, &src, &dst] { f->run(src.data(), dst.data()); },
                         [f, &src, src_bytes] {
@@ -377,9 +380,10 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
   if (!kernel) {
     WinogradGeometry fg = form_of(g, kind);
     fg.images = std::min(g.images, fold_images(fg, g.images, split_of(kind)));
-    kernel = std::make_unique<Winograd3x3>(fg, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind));
+    kernel = std::make_unique<Winograd3x3>(fg, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind),
+                                           ctx.compact_weights());
   }
-  const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles;
+  const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles, half = kernel->half_transformed();
   const int tile = kernel->geometry().out_tile;
   const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
   auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads(), images);
@@ -387,7 +391,7 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
   op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
-             (by_tiles ? "" : "_pos") +
+             (by_tiles ? "" : "_pos") + (half ? "_half" : "") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0 * static_cast<double>(images);
   ctx.add(std::move(op));

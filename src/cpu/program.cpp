@@ -117,7 +117,7 @@ class ImageCopyOp : public CpuOp {
 class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, const EngineOptions& o, int threads, std::function<void(int)> done_with)
-      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(o.winograd), tune_(o.tune),
+      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(o.winograd), compact_(o.compact_weights), tune_(o.tune),
         bf16_(o.precision == Precision::BF16), int8_(o.precision == Precision::INT8), recording_(o.record_ranges),
         calibration_(o.calibration), tune_cache_(o.tune_cache), done_with_(std::move(done_with)) {}
 
@@ -220,6 +220,7 @@ class Program final : public BuildContext, public detail::Executor {
   const Graph& graph() const override { return g_; }
   const dnnl::engine& engine() const override { return eng_; }
   bool winograd() const override { return winograd_; }
+  bool compact_weights() const override { return compact_; }
   bool bf16() const override { return bf16_; }
   Form bf16_form(int value) const override {
     const auto v = static_cast<std::size_t>(value);
@@ -638,7 +639,7 @@ class Program final : public BuildContext, public detail::Executor {
   int threads_;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
-  bool winograd_, tune_, bf16_, int8_, recording_;
+  bool winograd_, compact_, tune_, bf16_, int8_, recording_;
   std::shared_ptr<const Calibration> calibration_;
   std::vector<bool> observed_;             // record_ranges: the values watched
   std::vector<ActivationRange> ranges_;    // and their ranges so far

@@ -60,7 +60,7 @@ bool Winograd3x3::supports(const WinogradGeometry& g) {
 }
 
 Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias, float lo, float hi,
-                         Split split)
+                         Split split, bool half)
     : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi) {
   const int m = output_tile(g);
   g_.images = std::max(1, g.images);
@@ -90,7 +90,7 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   }
   // Half transformed, W's first run is stored times G[0][0] (1/4 or 1: exact),
   // so that U's first position, like its last, is one of W's runs.
-  half_ = split_ == Split::Positions && n == 6 && !s2 ? n : 0;
+  half_ = half && split_ == Split::Positions && n == 6 && !s2 ? n : 0;
   for (int b = 0; b < n; ++b)
     for (int c = 0; c < 3; ++c)
       g_rows_[static_cast<std::size_t>(b * 3 + c)] = static_cast<float>(c == 0 ? G[b][0] / G[0][0] : G[b][c]);

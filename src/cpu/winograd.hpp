@@ -133,8 +133,7 @@ extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_
 class Winograd3x3 {
  public:
   // How threads share the work (above); Auto: choose_split(g). A kernel
-  // keeps its split: split by positions, F(4,3) holds its weights half
-  // transformed, which the split by tiles cannot run.
+  // keeps its split.
   enum class Split { Auto, Tiles, Positions };
 
   // Whether a kernel for the block runs here (8: AVX2 + FMA, 16: AVX-512)
@@ -143,10 +142,13 @@ class Winograd3x3 {
   static bool supports(const WinogradGeometry& g);
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
-  // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds).
+  // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds). half: split by
+  // positions, F(4,3) holds its weights half transformed (W = G g, 18
+  // floats per channel pair instead of U's 36) and makes each position's
+  // panels of U as it runs (about 10 % slower); ignored elsewhere.
   Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias,
               float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
-              Split split = Split::Auto);
+              Split split = Split::Auto, bool half = false);
 
   // src, dst: blocked tensors of the geometry (g.images images). Runs on the current OpenMP
   // threads; allocates only when that needs more scratch than any run before
@@ -167,6 +169,7 @@ class Winograd3x3 {
   void set_image_strides(std::size_t src, std::size_t dst) { g_.src_image = src, g_.dst_image = dst; }
 
   Split split() const { return split_; }
+  bool half_transformed() const { return half_ != 0; }
   // Frees the scratch run(src, dst) allocated for itself.
   void release_scratch() { own_scratch_.reset(), own_bytes_ = 0; }
   // That scratch (null before the first run(src, dst) and after release_scratch()).

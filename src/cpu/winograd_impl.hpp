@@ -270,7 +270,6 @@ struct WinogradKernels {
       I::store(out2 + i, I::fnmadd(c1, x, t));
     }
   }
-
 };
 
 }  // namespace vinfer::cpu

@@ -35,6 +35,7 @@
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
 #include "vinfer/stats.hpp"
+#include "vinfer/zoo.hpp"
 
 namespace vinfer {
 namespace {
@@ -499,6 +500,16 @@ TEST(EngineOps, MobileLayersRunOnFastKernels) {
   }
 }
 
+// The kernel's ways of sharing the work and holding its weights.
+struct WinogradForm {
+  cpu::Winograd3x3::Split split;
+  bool half;
+  const char* name;
+};
+const WinogradForm kWinogradForms[] = {{cpu::Winograd3x3::Split::Tiles, false, "tiles"},
+                                       {cpu::Winograd3x3::Split::Positions, false, "positions"},
+                                       {cpu::Winograd3x3::Split::Positions, true, "positions, half transformed"}};
+
 // vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) and F(2,3) for
 // stride 1, the polyphase form for stride 2) against plain loops, for both channel blocks,
 // every padding they take, partial tiles and chunks, bias and clamping.
@@ -572,19 +583,19 @@ TEST(Winograd, MatchesDirectConvolution) {
           want[blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block] =
               static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
         }
-    // Both ways of sharing the work; each thread count splits the tiles (runs,
+    // Both ways of sharing the work (by positions, with whole and half
+    // transformed weights); each thread count splits the tiles (runs,
     // chunks, partial register tiles) and the positions differently.
     const int max_threads = omp_get_max_threads();
-    for (auto split : {cpu::Winograd3x3::Split::Tiles, cpu::Winograd3x3::Split::Positions}) {
-      cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, split);
+    for (const WinogradForm& f : kWinogradForms) {
+      cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, f.split, f.half);
       for (int threads : {1, 2, 3}) {
         std::fill(dst.begin(), dst.end(), NAN);
         omp_set_num_threads(threads);
         k.run(src.data(), dst.data());
         const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
         EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
-                                      << c.block << " threads " << threads << " by "
-                                      << (split == cpu::Winograd3x3::Split::Tiles ? "tiles" : "positions");
+                                      << c.block << " threads " << threads << " by " << f.name;
         // Prefetching other weights meanwhile (as in a network) changes nothing.
         std::vector<float> again(dst.size(), NAN);
         cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
@@ -624,11 +635,11 @@ TEST(Winograd, FoldedImagesMatchOneByOne) {
     const int images = 3;
     const TensorData x = test::random_tensor({images, static_cast<std::int64_t>(src_gap)}, 11),
                      w = test::random_tensor({g.oc, g.ic, 3, 3}, 12), b = test::random_tensor({g.oc}, 13);
-    for (auto split : {cpu::Winograd3x3::Split::Tiles, cpu::Winograd3x3::Split::Positions}) {
-      cpu::Winograd3x3 one(g, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), split);
+    for (const WinogradForm& f : kWinogradForms) {
+      cpu::Winograd3x3 one(g, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), f.split, f.half);
       cpu::WinogradGeometry gb = g;
       gb.images = images;
-      cpu::Winograd3x3 folded(gb, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), split);
+      cpu::Winograd3x3 folded(gb, w.f.data(), b.f.data(), 0.f, std::numeric_limits<float>::infinity(), f.split, f.half);
       folded.set_image_strides(src_gap, dst_gap);
       for (int threads : {1, 2, 3}) {
         omp_set_num_threads(threads);
@@ -636,8 +647,7 @@ TEST(Winograd, FoldedImagesMatchOneByOne) {
         for (int i = 0; i < images; ++i) one.run(x.f.data() + i * src_gap, want.data() + i * dst_gap);
         cpu::Block scratch = cpu::aligned_block(folded.scratch_bytes(threads));
         const std::string what = "stride " + std::to_string(c.stride) + " tile " + std::to_string(c.tile) + " block " +
-                                 std::to_string(c.block) + " threads " + std::to_string(threads) +
-                                 (split == cpu::Winograd3x3::Split::Tiles ? " by tiles" : " by positions");
+                                 std::to_string(c.block) + " threads " + std::to_string(threads) + " by " + f.name;
         for (int run : {images, 2}) {  // all of them, then the first two
           std::fill(got.begin(), got.end(), -7.f);
           folded.run(x.f.data(), got.data(), scratch.get(), threads, nullptr, run);
@@ -658,12 +668,13 @@ TEST(Winograd, FoldedImagesMatchOneByOne) {
   isa.report();
 }
 
-// Split by positions, F(4,3) holds its weights half transformed (G g: 3 of
-// U's 6 columns) and makes U per panel as it runs: the same outputs as the
-// split by tiles (full U) within rounding, in half the memory; F(2,3) and
-// stride 2 keep the full form. A kernel's own scratch
-// is allocated once: runs after the first (as the load-time timing makes
-// them) use the same pages.
+// Asked to (compact_weights), F(4,3) split by positions holds its weights
+// half transformed (G g: 3 of U's 6 columns) and makes U per panel as it
+// runs: the same outputs as the split by tiles (full U) within rounding, in
+// half the memory; F(2,3), stride 2 and the split by tiles keep the full
+// form, as does every kernel not asked. A kernel's own scratch is allocated
+// once: runs after the first (as the load-time timing makes them) use the
+// same pages.
 TEST(Winograd, PositionsHoldHalfTransformedWeights) {
   struct Case {
     int stride, tile, block, oc;
@@ -686,11 +697,15 @@ TEST(Winograd, PositionsHoldHalfTransformedWeights) {
     const TensorData x = test::random_tensor({1, g.ic, 15, 15}, 8), w = test::random_tensor({g.oc, g.ic, 3, 3}, 9),
                      b = test::random_tensor({g.oc}, 10);
     const float inf = std::numeric_limits<float>::infinity();
-    cpu::Winograd3x3 tiles(g, w.f.data(), b.f.data(), -inf, inf, Split::Tiles),
-        positions(g, w.f.data(), b.f.data(), -inf, inf, Split::Positions);
+    cpu::Winograd3x3 tiles(g, w.f.data(), b.f.data(), -inf, inf, Split::Tiles, true),
+        whole(g, w.f.data(), b.f.data(), -inf, inf, Split::Positions),
+        positions(g, w.f.data(), b.f.data(), -inf, inf, Split::Positions, true);
     const std::string what = "stride " + std::to_string(c.stride) + " tile " + std::to_string(c.tile) + " block " +
                              std::to_string(c.block);
     EXPECT_EQ(tiles.transformed_weight_bytes(), cpu::Winograd3x3::weight_bytes(g)) << what;
+    EXPECT_EQ(whole.transformed_weight_bytes(), cpu::Winograd3x3::weight_bytes(g)) << what;
+    EXPECT_FALSE(tiles.half_transformed() || whole.half_transformed()) << what;
+    EXPECT_EQ(positions.half_transformed(), c.num != c.den) << what;
     EXPECT_EQ(positions.transformed_weight_bytes() * c.den, tiles.transformed_weight_bytes() * c.num) << what;
     std::vector<float> want(static_cast<std::size_t>(g.oc) * g.oh * g.ow), y(want.size());
     tiles.run(x.f.data(), want.data());
@@ -709,6 +724,47 @@ TEST(Winograd, PositionsHoldHalfTransformedWeights) {
     }
   }
   isa.report();
+}
+
+// EngineOptions::compact_weights in a network: each 3x3 layer vinfer's
+// F(4,3) runs split by positions (ResNet18's 28x28 and 14x14 ones, by the
+// rule without timing) holds half its transformed weights and the outputs
+// are the whole form's within rounding; every other layer runs as without
+// the option.
+TEST(Winograd, CompactWeightsHalveThePositionsSplit) {
+  const Graph g = zoo_graph("resnet18", "", nullptr, 3);
+  EngineOptions opt;
+  opt.threads = 2;
+  opt.tune = false;
+  Model whole = Model::from_graph(g, "resnet18", opt);
+  opt.compact_weights = true;
+  Model compact = Model::from_graph(g, "resnet18", opt);
+  std::vector<float> x(whole.input_size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 89) / 89.f - 0.5f;
+  std::vector<float> a(whole.output_size(), NAN), b(whole.output_size(), NAN);
+  const std::vector<LayerProfile> pw = whole.profile(x.data(), a.data()), pc = compact.profile(x.data(), b.data());
+  double scale = 0;
+  for (float v : a) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+  EXPECT_LT(max_abs_diff(a.data(), b.data(), a.size()) / scale, 1e-5);
+  ASSERT_EQ(pw.size(), pc.size());
+  int halved = 0;
+  for (std::size_t i = 0; i < pw.size(); ++i) {
+    ASSERT_EQ(pw[i].name, pc[i].name);
+    const bool positions = pw[i].impl.find("wino_f43_pos_") != std::string::npos;
+    EXPECT_EQ(pw[i].impl.find("_half"), std::string::npos) << pw[i].impl;
+    if (positions) {
+      ++halved;
+      EXPECT_NE(pc[i].impl.find("wino_f43_pos_half_"), std::string::npos) << pc[i].impl;
+      EXPECT_EQ(pc[i].weight_bytes * 2, pw[i].weight_bytes) << pc[i].name;
+    } else {
+      EXPECT_EQ(pc[i].impl, pw[i].impl) << pc[i].name;
+      EXPECT_EQ(pc[i].weight_bytes, pw[i].weight_bytes) << pc[i].name;
+    }
+  }
+  // layer2.0.conv2 and layer2.1.conv1 (2.25 MiB of transformed weights on
+  // 49 tiles; layer2.1.conv2 adds the residual, which oneDNN's kernel runs)
+  if (cpu::Winograd3x3::supports({128, 128, 28, 28, 28, 28, 1, 1, detail::cpu_features().avx512 ? 16 : 8}))
+    EXPECT_GE(halved, 2);
 }
 
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both

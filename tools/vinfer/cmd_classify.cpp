@@ -298,6 +298,7 @@ struct ClassifyCmd {
 
 void add_classify(CLI::App& app, Handler& run) {
   auto c = std::make_shared<ClassifyCmd>();
+  c->m.compact_weights = true;  // a process loaded to classify: its peak memory counts more than a few % of a pass
   c->m.add_to(app);
   c->m.add_host_preprocess(app);
   app.add_option("images", c->inputs, "Image files (JPEG, PNG) or directories (their .jpg, .jpeg and .png files)");

@@ -380,6 +380,7 @@ void add_devices(CLI::App& app, Handler& run) {
 
 void add_info(CLI::App& app, Handler& run) {
   auto c = std::make_shared<InfoCmd>();
+  c->m.compact_weights = true;  // as classify loads it
   c->m.add_to(app);
   app.add_flag("--profile", c->profile, "Also time every kernel (fastest of --runs)");
   app.add_flag("--kernels", c->kernels, "List every kernel and the implementation that runs it");
