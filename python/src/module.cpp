@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <condition_variable>
@@ -215,10 +216,28 @@ py::array_t<float> tensor_for(const Preprocessor& pre) {
   return py::array_t<float>(std::vector<py::ssize_t>(shape.begin(), shape.end()));
 }
 
+// One Preprocessor per calling thread and setting, kept from call to call:
+// a fresh one per call started its streaming thread and planned its resize
+// each time (0.25 ms of a 1.7 ms PNG with two threads).
 py::array preprocess(const py::object& src, const std::string& preset_name, int size, bool fast, int threads) {
-  Preset p = preset(preset_name, size);
-  p.fast_decode = fast;
-  Preprocessor pre(p, threads);
+  struct Kept {
+    std::string preset;
+    int size, threads;
+    bool fast;
+    Preprocessor pre;
+  };
+  thread_local std::vector<Kept> kept;
+  auto it = std::find_if(kept.begin(), kept.end(), [&](const Kept& k) {
+    return k.preset == preset_name && k.size == size && k.threads == threads && k.fast == fast;
+  });
+  if (it == kept.end()) {
+    Preset p = preset(preset_name, size);
+    p.fast_decode = fast;
+    if (kept.size() >= 4) kept.erase(kept.begin());
+    kept.push_back({preset_name, size, threads, fast, Preprocessor(p, threads)});
+    it = kept.end() - 1;
+  }
+  Preprocessor& pre = it->pre;
   py::array_t<float> out = tensor_for(pre);
   preprocess_into(pre, src, out.mutable_data());
   return out;

@@ -1,8 +1,18 @@
 // PNG through libspng, converted the way Pillow opens and converts each PNG
 // type (including its quirks: 16-bit gray clips to 255, 16-bit colour keeps
 // the high byte, 2/4-bit gray is scaled, 1-bit gray becomes 0/255).
+// Non-interlaced 8-bit images take a faster road to the same bytes: their
+// IDAT stream inflated in one call by libdeflate and the rows unfiltered
+// here (libspng 0.7 inflates through zlib a row at a time and unfilters
+// byte by byte: 5.8 of the 6.1 ms of a 451x300 RGB photo's preprocessing).
+// Anything that road does not take cleanly (a bad CRC, a stream that is
+// short, long or corrupt, an unknown filter) goes through libspng, whose
+// answer, image or error, is then the result.
+#include <libdeflate.h>
 #include <spng.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -10,6 +20,7 @@
 
 #include "image/decode_internal.hpp"
 #include "vinfer/color.hpp"
+#include "util/debug_env.hpp"
 #include "util/scratch.hpp"
 #include "vinfer/error.hpp"
 
@@ -26,6 +37,108 @@ struct Ctx {
   std::string why = spng_strerror(rc);
   if (rc == SPNG_EOF) why = "truncated PNG data (premature end of file)";
   throw Error(kind, name + ": corrupt PNG: " + why);
+}
+
+std::uint32_t be32(const std::uint8_t* p) {
+  return static_cast<std::uint32_t>(p[0]) << 24 | static_cast<std::uint32_t>(p[1]) << 16 |
+         static_cast<std::uint32_t>(p[2]) << 8 | p[3];
+}
+
+// The PNG filters (ISO 15948, 9.2) undone for one row of n bytes: f the
+// filter type, bpp bytes per pixel (at least 1), prior the unfiltered row
+// above (zeros for the first). Returns false for an unknown filter type.
+// The first pixel has no left neighbour (a = c = 0); the loops after it none
+// of the checks, so that the bytes of a pixel (independent) overlap.
+bool unfilter_row(int f, const std::uint8_t* in, std::uint8_t* out, const std::uint8_t* prior, std::size_t n,
+                  std::size_t bpp) {
+  const std::size_t first = std::min(bpp, n);
+  switch (f) {
+    case 0: std::memcpy(out, in, n); return true;
+    case 1:
+      std::memcpy(out, in, first);
+      for (std::size_t i = first; i < n; ++i) out[i] = static_cast<std::uint8_t>(in[i] + out[i - bpp]);
+      return true;
+    case 2:
+      for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::uint8_t>(in[i] + prior[i]);
+      return true;
+    case 3:
+      for (std::size_t i = 0; i < first; ++i) out[i] = static_cast<std::uint8_t>(in[i] + prior[i] / 2);
+      for (std::size_t i = first; i < n; ++i) out[i] = static_cast<std::uint8_t>(in[i] + (out[i - bpp] + prior[i]) / 2);
+      return true;
+    case 4:
+      for (std::size_t i = 0; i < first; ++i) out[i] = static_cast<std::uint8_t>(in[i] + prior[i]);  // Paeth(0, b, 0) = b
+      for (std::size_t i = first; i < n; ++i) {
+        const int a = out[i - bpp], b = prior[i], c = prior[i - bpp];
+        const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
+        const int bc = pb <= pc ? b : c;
+        out[i] = static_cast<std::uint8_t>(in[i] + (pa <= pb && pa <= pc ? a : bc));
+      }
+      return true;
+    default: return false;
+  }
+}
+
+// The fast road: raw (rows of row_bytes) from a well-formed, non-interlaced
+// 8-bit PNG's IDAT chunks, or false where it does not apply or anything is
+// off, leaving the decision to libspng.
+bool inflate_8bit(const std::uint8_t* data, std::size_t size, const spng_ihdr& ihdr, std::size_t channels,
+                  std::vector<std::uint8_t>& raw) {
+  if (ihdr.bit_depth != 8 || ihdr.interlace_method != 0 || size < 8) return false;
+  // IDAT chunks are consecutive (ISO 15948, 5.6): their data as one stream.
+  thread_local std::vector<std::uint8_t> stream;
+  const ScratchTrim trim_stream(stream);
+  stream.clear();
+  // Up to IEND, as libspng reads: chunk names of letters, the IDATs and
+  // every critical chunk with a good CRC, no critical chunk after the
+  // IDATs but IEND (libspng, not this, reads what comes before them).
+  bool after = false;
+  for (std::size_t at = 8;;) {
+    if (size - at < 12) return false;
+    const std::uint32_t len = be32(data + at);
+    if (len > 0x7fffffffu || size - at - 12 < len) return false;
+    const std::uint8_t* type = data + at + 4;
+    for (int i = 0; i < 4; ++i)
+      if (!((type[i] >= 'A' && type[i] <= 'Z') || (type[i] >= 'a' && type[i] <= 'z'))) return false;
+    const bool idat = std::memcmp(type, "IDAT", 4) == 0, critical = type[0] <= 'Z';
+    if (critical && libdeflate_crc32(0, type, len + 4u) != be32(type + 4 + len)) return false;
+    if (idat) {
+      if (after) return false;
+      stream.insert(stream.end(), type + 4, type + 4 + len);
+    } else if (!stream.empty()) {
+      after = true;
+      if (std::memcmp(type, "IEND", 4) == 0) {
+        if (len != 0) return false;
+        break;
+      }
+      if (critical) return false;
+    }
+    at += 12u + len;
+  }
+  const std::size_t row_bytes = static_cast<std::size_t>(ihdr.width) * channels, rows = ihdr.height;
+  if (row_bytes == 0 || rows == 0) return false;
+  thread_local std::vector<std::uint8_t> filtered;
+  const ScratchTrim trim_filtered(filtered);
+  filtered.resize((row_bytes + 1) * rows);
+  struct Decompressor {
+    libdeflate_decompressor* p = libdeflate_alloc_decompressor();
+    ~Decompressor() { libdeflate_free_decompressor(p); }
+  };
+  thread_local Decompressor d;
+  if (!d.p) return false;
+  std::size_t used = 0;
+  if (libdeflate_zlib_decompress_ex(d.p, stream.data(), stream.size(), filtered.data(), filtered.size(), &used, nullptr) !=
+          LIBDEFLATE_SUCCESS ||
+      used != stream.size())
+    return false;
+  raw.resize(row_bytes * rows);
+  thread_local std::vector<std::uint8_t> zeros;
+  zeros.assign(row_bytes, 0);
+  for (std::size_t y = 0; y < rows; ++y) {
+    const std::uint8_t* in = filtered.data() + y * (row_bytes + 1);
+    std::uint8_t* out = raw.data() + y * row_bytes;
+    if (!unfilter_row(in[0], in + 1, out, y ? out - row_bytes : zeros.data(), row_bytes, channels)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -62,10 +175,16 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   if ((rc = spng_decoded_image_size(ctx.p, SPNG_FMT_PNG, &len))) fail(name, rc);
   thread_local std::vector<std::uint8_t> raw;
   const ScratchTrim trim(raw);
-  raw.resize(len);
-  if ((rc = spng_decode_image(ctx.p, raw.data(), len, SPNG_FMT_PNG, 0))) fail(name, rc);
-
+  const std::size_t samples = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
+                              : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : 1;
   spng_plte plte{};
+  const int plte_rc = spng_get_plte(ctx.p, &plte);  // reads (and checks) every chunk before the image data
+  if (debug_env_is(DebugVar::Png, "spng") || (plte_rc != 0 && plte_rc != SPNG_ECHUNKAVAIL) ||
+      !inflate_8bit(data, size, ihdr, samples, raw) || raw.size() != len) {
+    raw.resize(len);
+    if ((rc = spng_decode_image(ctx.p, raw.data(), len, SPNG_FMT_PNG, 0))) fail(name, rc);
+  }
+
   const bool has_plte = spng_get_plte(ctx.p, &plte) == 0;
   spng_trns trns{};
   const bool has_trns = spng_get_trns(ctx.p, &trns) == 0;
@@ -81,6 +200,12 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   const int C = static_cast<int>(opt.format);
   out.reshape(W, H, C);
   const bool gray_src = ct == SPNG_COLOR_TYPE_GRAYSCALE || ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA;
+  // 8-bit samples that are the output's as they are: rows copied.
+  if (depth == 8 && !has_trns && ((ct == SPNG_COLOR_TYPE_TRUECOLOR && C == 3) || (ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA && C == 4) ||
+                                  (ct == SPNG_COLOR_TYPE_GRAYSCALE && C == 1))) {
+    for (int y = 0; y < H; ++y) std::memcpy(out.row(y), raw.data() + static_cast<std::size_t>(y) * row_bytes, row_bytes);
+    return;
+  }
   for (int y = 0; y < H; ++y) {
     const std::uint8_t* r = raw.data() + static_cast<std::size_t>(y) * row_bytes;
     for (int x = 0; x < W; ++x) {

@@ -7,6 +7,12 @@
 #include <regex>
 
 #include <jpeglib.h>
+#include <spng.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "image/decode_internal.hpp"
 #include "image/jpeg_color.hpp"
@@ -31,6 +37,120 @@ void expect_error(const std::string& file, ErrorKind kind, const std::string& pa
     EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
     EXPECT_TRUE(std::regex_search(msg, std::regex(pattern))) << msg;
   }
+}
+
+// A PNG decoded by vinfer's own road (8-bit, not interlaced: libdeflate and
+// its unfiltering) and by libspng alone (VINFER_PNG=spng): the same pixels,
+// or the same error. What it gave: the pixels, or "error: " and the message.
+std::string decode_both(const std::vector<std::uint8_t>& png, DecodeOptions opt, ImageU8* pixels = nullptr) {
+  auto once = [&](bool spng_only) {
+    if (spng_only) ::setenv("VINFER_PNG", "spng", 1);
+    std::string got;
+    try {
+      ImageU8 img;
+      decode_memory(png.data(), png.size(), opt, img, "test.png");
+      got.assign(reinterpret_cast<const char*>(img.data()), img.size());
+      if (pixels) *pixels = img;
+    } catch (const Error& e) {
+      got = std::string("error: ") + e.what();
+    }
+    ::unsetenv("VINFER_PNG");
+    return got;
+  };
+  const std::string fast = once(false), spng = once(true);
+  EXPECT_EQ(fast, spng) << (fast.rfind("error", 0) == 0 ? fast : spng.rfind("error", 0) == 0 ? spng : "pixels differ");
+  return fast;
+}
+
+// A PNG of `img` written by libspng with one filter choice.
+std::vector<std::uint8_t> encode_png(const ImageU8& img, int color_type, int filters) {
+  spng_ctx* ctx = spng_ctx_new(SPNG_CTX_ENCODER);
+  spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
+  spng_set_option(ctx, SPNG_FILTER_CHOICE, filters);
+  spng_ihdr ihdr{};
+  ihdr.width = static_cast<std::uint32_t>(img.width()), ihdr.height = static_cast<std::uint32_t>(img.height());
+  ihdr.bit_depth = 8, ihdr.color_type = static_cast<std::uint8_t>(color_type);
+  spng_set_ihdr(ctx, &ihdr);
+  if (color_type == SPNG_COLOR_TYPE_INDEXED) {
+    spng_plte plte{};
+    plte.n_entries = 256;
+    for (int i = 0; i < 256; ++i)
+      plte.entries[i] = {static_cast<std::uint8_t>(i), static_cast<std::uint8_t>(255 - i), static_cast<std::uint8_t>(i * 7), 255};
+    spng_set_plte(ctx, &plte);
+  }
+  const int rc = spng_encode_image(ctx, img.data(), img.size(), SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE);
+  EXPECT_EQ(rc, 0) << spng_strerror(rc);
+  std::size_t n = 0;
+  int err = 0;
+  auto* buf = static_cast<std::uint8_t*>(spng_get_png_buffer(ctx, &n, &err));
+  std::vector<std::uint8_t> out(buf, buf + n);
+  std::free(buf);
+  spng_ctx_free(ctx);
+  return out;
+}
+
+// Every 8-bit colour type (1 to 4 bytes per pixel; palette), each PNG filter
+// alone and chosen per row, rows of 1 and of many pixels, decoded to each
+// output format: both roads give the same pixels, and they are the file's.
+TEST(DecodePng, OwnUnfilteringMatchesLibspng) {
+  const struct { int type, channels; } types[] = {{SPNG_COLOR_TYPE_GRAYSCALE, 1}, {SPNG_COLOR_TYPE_GRAYSCALE_ALPHA, 2},
+                                                  {SPNG_COLOR_TYPE_TRUECOLOR, 3}, {SPNG_COLOR_TYPE_TRUECOLOR_ALPHA, 4},
+                                                  {SPNG_COLOR_TYPE_INDEXED, 1}};
+  const int filters[] = {SPNG_FILTER_CHOICE_NONE, SPNG_FILTER_CHOICE_SUB, SPNG_FILTER_CHOICE_UP,
+                         SPNG_FILTER_CHOICE_AVG,  SPNG_FILTER_CHOICE_PAETH, SPNG_FILTER_CHOICE_ALL};
+  for (const auto& t : types)
+    for (int f : filters)
+      for (const auto& [w, h] : {std::pair{1, 5}, std::pair{37, 23}}) {
+        ImageU8 img = random_image(w, h, t.channels, static_cast<unsigned>(w * 131 + f * 7 + t.type));
+        for (int y = 0; y < h; ++y)  // smooth with noise, so that every filter predicts something
+          for (int x = 0; x < w * t.channels; ++x) img.row(y)[x] = static_cast<std::uint8_t>(x * 3 + y * 5 + img.row(y)[x] % 9);
+        const std::vector<std::uint8_t> png = encode_png(img, t.type, f);
+        for (PixelFormat pf : {PixelFormat::Gray, PixelFormat::RGB, PixelFormat::RGBA}) {
+          DecodeOptions opt;
+          opt.format = pf;
+          ImageU8 got;
+          const std::string r = decode_both(png, opt, &got);
+          ASSERT_EQ(r.rfind("error", 0), std::string::npos) << r;
+          if (t.type != SPNG_COLOR_TYPE_INDEXED && static_cast<int>(pf) == t.channels)
+            EXPECT_EQ(0, std::memcmp(got.data(), img.data(), img.size())) << "type " << t.type << " filter " << f;
+        }
+      }
+}
+
+// Damaged files take the same answer both ways: every PNG under the test
+// data, and a photo's PNG cut short at many places and with single bytes
+// changed all over (chunk lengths, names, CRCs, the zlib stream, IEND).
+TEST(DecodePng, DamagedFilesGiveLibspngsAnswer) {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(data_path("")))
+    if (e.path().extension() == ".png") {
+      std::ifstream f(e.path(), std::ios::binary);
+      const std::vector<std::uint8_t> png((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      decode_both(png, DecodeOptions{});
+      ++files;
+    }
+  EXPECT_GT(files, 20);
+  ImageU8 img = random_image(64, 40, 3, 5);
+  for (int y = 0; y < 40; ++y)
+    for (int x = 0; x < 64 * 3; ++x) img.row(y)[x] = static_cast<std::uint8_t>(x + 2 * y + img.row(y)[x] % 5);
+  const std::vector<std::uint8_t> good = encode_png(img, SPNG_COLOR_TYPE_TRUECOLOR, SPNG_FILTER_CHOICE_ALL);
+  ImageU8 back;
+  decode_both(good, DecodeOptions{}, &back);
+  EXPECT_EQ(0, std::memcmp(back.data(), img.data(), img.size()));
+  int errors = 0;
+  for (std::size_t cut = 8; cut < good.size(); cut += 1 + cut / 16)
+    errors += decode_both(std::vector<std::uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)), {})
+                  .rfind("error", 0) == 0;
+  std::mt19937 rng(3);
+  for (std::size_t at = 8; at < good.size(); at += 1 + at / 24) {
+    std::vector<std::uint8_t> bad = good;
+    bad[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    errors += decode_both(bad, {}).rfind("error", 0) == 0;
+    bad.insert(bad.begin() + static_cast<std::ptrdiff_t>(at), 0x49);  // a byte more
+    errors += decode_both(bad, {}).rfind("error", 0) == 0;
+  }
+  EXPECT_GT(errors, 50);
 }
 
 TEST(DecodeErrors, EachBadInputHasItsCause) {
