@@ -6,8 +6,8 @@
 // here (libspng 0.7 inflates through zlib a row at a time and unfilters
 // byte by byte: 5.8 of the 6.1 ms of a 451x300 RGB photo's preprocessing).
 // Anything that road does not take cleanly (a bad CRC, a stream that is
-// short, long or corrupt, an unknown filter) goes through libspng, whose
-// answer, image or error, is then the result.
+// short, long or corrupt, an unknown filter, a critical chunk after the
+// data) goes through libspng, whose answer, image or error, is the result.
 #include <libdeflate.h>
 #include <spng.h>
 
@@ -175,12 +175,12 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   if ((rc = spng_decoded_image_size(ctx.p, SPNG_FMT_PNG, &len))) fail(name, rc);
   thread_local std::vector<std::uint8_t> raw;
   const ScratchTrim trim(raw);
-  const std::size_t samples = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
-                              : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : 1;
+  const int src_c = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
+                    : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : 1;  // samples per pixel (a palette index: 1)
   spng_plte plte{};
   const int plte_rc = spng_get_plte(ctx.p, &plte);  // reads (and checks) every chunk before the image data
   if (debug_env_is(DebugVar::Png, "spng") || (plte_rc != 0 && plte_rc != SPNG_ECHUNKAVAIL) ||
-      !inflate_8bit(data, size, ihdr, samples, raw) || raw.size() != len) {
+      !inflate_8bit(data, size, ihdr, static_cast<std::size_t>(src_c), raw) || raw.size() != len) {
     raw.resize(len);
     if ((rc = spng_decode_image(ctx.p, raw.data(), len, SPNG_FMT_PNG, 0))) fail(name, rc);
   }
@@ -191,8 +191,6 @@ void decode_png(const std::uint8_t* data, std::size_t size, const DecodeOptions&
   if (ct == SPNG_COLOR_TYPE_INDEXED && !has_plte) throw Error(ErrorKind::BadInput, name + ": corrupt PNG: palette image without PLTE");
 
   const int W = info.width, H = info.height, depth = ihdr.bit_depth;
-  const int src_c = ct == SPNG_COLOR_TYPE_TRUECOLOR ? 3 : ct == SPNG_COLOR_TYPE_TRUECOLOR_ALPHA ? 4
-                    : ct == SPNG_COLOR_TYPE_GRAYSCALE_ALPHA ? 2 : 1;
   const std::size_t row_bytes = len / static_cast<std::size_t>(H);
   // Step 1: Pillow's 8-bit mode of the file, as RGBA or gray+alpha samples per pixel.
   thread_local std::vector<std::uint8_t> px;  // 4 bytes per pixel: R G B A (gray: v v v a)
