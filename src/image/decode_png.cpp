@@ -68,10 +68,12 @@ bool unfilter_row(int f, const std::uint8_t* in, std::uint8_t* out, const std::u
     case 4:
       for (std::size_t i = 0; i < first; ++i) out[i] = static_cast<std::uint8_t>(in[i] + prior[i]);  // Paeth(0, b, 0) = b
       for (std::size_t i = first; i < n; ++i) {
+        // (without branches: which predictor wins is random in a photo)
         const int a = out[i - bpp], b = prior[i], c = prior[i - bpp];
         const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
         const int bc = pb <= pc ? b : c;
-        out[i] = static_cast<std::uint8_t>(in[i] + (pa <= pb && pa <= pc ? a : bc));
+        const bool take_a = (pa <= pb) & (pa <= pc);
+        out[i] = static_cast<std::uint8_t>(in[i] + (take_a ? a : bc));
       }
       return true;
     default: return false;
