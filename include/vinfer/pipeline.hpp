@@ -41,7 +41,8 @@ struct ItemResult {
 };
 
 // Fills item i's input (input_size() / batch() floats) with pre; throws
-// vinfer::Error for an item that cannot be loaded. Called on worker threads.
+// vinfer::Error for an item that cannot be loaded. Called on worker threads
+// (a single item through one model: on the calling thread).
 using ItemLoader = std::function<void(std::size_t i, Preprocessor& pre, float* input)>;
 // Receives each result, in item order, on the calling thread. An exception
 // it throws stops the pipeline and reaches classify_items' caller.

@@ -31,6 +31,34 @@ struct Member {
   std::size_t row;
 };
 
+// Item i's result: its error, or the top-k of its output y.
+ItemResult result(std::size_t i, std::string&& error, const float* y, std::size_t out_item, int k, bool probs,
+                  bool keep_logits) {
+  ItemResult r;
+  r.index = i;
+  if (!error.empty()) {
+    r.error = std::move(error);
+    return r;
+  }
+  const int n = static_cast<int>(out_item);
+  const std::vector<float> p = probs ? std::vector<float>(y, y + out_item) : softmax(y, n);
+  r.top = topk_indices(p.data(), n, k);
+  for (int c : r.top) r.prob.push_back(p[static_cast<std::size_t>(c)]);
+  if (keep_logits) r.logits.assign(y, y + out_item);
+  return r;
+}
+
+// Loads an item with `load`: its error message, empty when it loaded.
+std::string load_item(const ItemLoader& load, std::size_t i, Preprocessor& pre, float* x) {
+  try {
+    load(i, pre, x);
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    return m.empty() ? "failed" : m;
+  }
+  return {};
+}
+
 class Pipeline {
  public:
   Pipeline(const std::vector<Model*>& models, const Preset& preset, std::size_t count, const ItemLoader& load,
@@ -40,19 +68,19 @@ class Pipeline {
     batch_ = static_cast<std::size_t>(m.batch());
     in_item_ = m.input_size() / batch_;
     out_item_ = m.output_size() / batch_;
+    k_ = std::min(o.topk, static_cast<int>(out_item_));
+    probs_ = m.outputs_probabilities();
     for (const Model* other : models)
       if (other->input_shape() != m.input_shape() || other->output_shape() != m.output_shape())
         throw Error(ErrorKind::InvalidArgument, "pipeline: the models differ in their shapes");
     if (Preprocessor(preset).tensor_size() != in_item_)
       throw Error(ErrorKind::InvalidArgument, "preset '" + preset.name + "' does not make the model's input " + shape_str(m.input_shape()));
+    if (models.size() == 1 && count == 1) return;  // run_here loads it: no loader, no ring
     const auto workers = static_cast<std::size_t>(o.workers);
     // Each stream's batch in flight and the next, plus one per loader.
     const std::size_t ring = o.queue > 0 ? static_cast<std::size_t>(o.queue) : 2 * batch_ * models.size() + workers;
     slots_.resize(std::max(ring, batch_));
     for (Slot& s : slots_) s.tensor.resize(in_item_);
-    n_out_ = static_cast<int>(out_item_);
-    k_ = std::min(o.topk, n_out_);
-    probs_ = m.outputs_probabilities();
     for (std::size_t w = 0; w < std::min(workers, std::max<std::size_t>(count, 1)); ++w) loaders_.emplace_back([this] { load_loop(); });
   }
 
@@ -61,8 +89,21 @@ class Pipeline {
     for (std::thread& t : loaders_) t.join();
   }
 
-  // One stream, on this thread: results straight to the sink.
+  // One stream, on this thread: results straight to the sink. A single item
+  // is loaded here too, by a preprocessor with the model's threads (a
+  // loader thread would only add its start and hand-over).
   std::size_t run_here(const ItemSink& sink) {
+    if (count_ == 1) {
+      Model& m = *models_.front();
+      Preprocessor pre(preset_, m.threads());
+      pre.decode_options() = o_.decode;
+      std::vector<float> in(m.input_size()), out(m.output_size());
+      std::string error = load_item(load_, 0, pre, in.data());
+      const std::size_t failed = error.empty() ? 0 : 1;
+      if (!failed) m.run_items(in.data(), 1, out.data());
+      sink(result(0, std::move(error), out.data()));
+      return failed;
+    }
     std::size_t failed = 0;
     stream(*models_.front(), [&](ItemResult&& r) {
       failed += r.error.empty() ? 0 : 1;
@@ -145,12 +186,8 @@ class Pipeline {
         if (stopping_) return;
         s->item = i;
       }
-      s->error.clear();
       try {
-        load_(i, pre, s->tensor.data());
-      } catch (const Error& e) {
-        s->error = e.what();
-        if (s->error.empty()) s->error = "failed";
+        s->error = load_item(load_, i, pre, s->tensor.data());
       } catch (...) {
         fail(std::current_exception());
         return;
@@ -203,20 +240,7 @@ class Pipeline {
         freed_.notify_all();
       }
       if (rows > 0) model.run_items(in.data(), static_cast<std::int64_t>(rows), out.data());
-      for (Member& m : members) {
-        ItemResult r;
-        r.index = m.index;
-        if (!m.error.empty()) {
-          r.error = std::move(m.error);
-        } else {
-          const float* y = out.data() + m.row * out_item_;
-          const std::vector<float> p = probs_ ? std::vector<float>(y, y + out_item_) : softmax(y, n_out_);
-          r.top = topk_indices(p.data(), n_out_, k_);
-          for (int c : r.top) r.prob.push_back(p[static_cast<std::size_t>(c)]);
-          if (o_.keep_logits) r.logits.assign(y, y + out_item_);
-        }
-        emit(std::move(r));
-      }
+      for (Member& m : members) emit(result(m.index, std::move(m.error), out.data() + m.row * out_item_));
     }
   }
 
@@ -225,8 +249,12 @@ class Pipeline {
   const std::size_t count_;
   const ItemLoader& load_;
   const PipelineOptions& o_;
+  ItemResult result(std::size_t i, std::string&& error, const float* y) const {
+    return vinfer::result(i, std::move(error), y, out_item_, k_, probs_, o_.keep_logits);
+  }
+
   std::size_t batch_ = 1, in_item_ = 0, out_item_ = 0;
-  int n_out_ = 0, k_ = 0;
+  int k_ = 0;
   bool probs_ = false;
   std::vector<Slot> slots_;
   std::mutex mu_;

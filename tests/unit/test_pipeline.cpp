@@ -1,7 +1,7 @@
 // classify_items: results in item order whatever the workers' timing, a bad
 // item's error in its place, the last partial batch padded, with one model or
 // several (streams), failures of the sink or of a loader's non-vinfer
-// exception stopping it cleanly.
+// exception stopping it cleanly; a single item loaded without a loader thread.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -108,4 +108,42 @@ TEST(Pipeline, SinkAndLoaderFailuresStopIt) {
   PipelineOptions bad;
   bad.workers = 0;
   EXPECT_THROW(classify_items(m, p, 1, fill, [](ItemResult&&) {}, bad), Error);
+}
+
+TEST(Pipeline, OneItemLoadsOnTheCallingThread) {
+  for (int batch : {1, 4}) {
+    Model m = channel_means(batch);
+    const Preset p = model_preset(m, "torchvision");
+    PipelineOptions po;
+    po.keep_logits = true;
+    const std::thread::id caller = std::this_thread::get_id();
+    std::thread::id loader;
+    std::vector<ItemResult> got;
+    EXPECT_EQ(classify_items(
+                  m, p, 1,
+                  [&](std::size_t i, Preprocessor&, float* x) {
+                    loader = std::this_thread::get_id();
+                    EXPECT_EQ(i, 0u);
+                    for (int k = 0; k < 192; ++k) x[k] = k < 64 ? 0.f : k < 128 ? 2.f : 1.f;
+                  },
+                  [&](ItemResult&& r) { got.push_back(std::move(r)); }, po),
+              0u);
+    EXPECT_EQ(loader, caller);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_TRUE(got[0].error.empty());
+    ASSERT_EQ(got[0].top.size(), 3u);  // (topk 5 of 3 outputs)
+    EXPECT_EQ(got[0].top, (std::vector<int>{1, 2, 0}));
+    EXPECT_EQ(got[0].logits, (std::vector<float>{0.f, 2.f, 1.f}));
+    got.clear();
+    EXPECT_EQ(classify_items(
+                  m, p, 1, [](std::size_t, Preprocessor&, float*) { throw Error(ErrorKind::BadInput, "x.jpg: truncated"); },
+                  [&](ItemResult&& r) { got.push_back(std::move(r)); }),
+              1u);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].error, "x.jpg: truncated");
+    EXPECT_TRUE(got[0].top.empty());
+    EXPECT_THROW(classify_items(m, p, 1, [](std::size_t, Preprocessor&, float*) { throw std::logic_error("bug"); },
+                                [](ItemResult&&) {}),
+                 std::logic_error);
+  }
 }
