@@ -63,18 +63,25 @@ def bench_preprocess(loops, photos):
     return rows
 
 
-def bench_vinfer_loop(loops, photo, threads, rounds=3):
+def bench_vinfer_loop(loops, photo, threads, rounds=7):
     """Model.classify against `vinfer bench` on the same image, alternating in
-    rounds (this shared host drifts by more than the binding could cost)."""
+    rounds, each pair in turn Python first and CLI first (this shared host
+    drifts by more than the binding could cost)."""
     model = vinfer.Model("densenet121", threads=threads)
     py, cli = [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "b.json")
-        for _ in range(rounds):
+
+        def python_round():
             py.append(p50(timed_loop(lambda: model.classify(photo, topk=5), loops, warmup=10)))
+
+        def cli_round():
             subprocess.run([CLI, "bench", "densenet121", photo, "--loops", str(loops), "--warmup", "10", "--threads",
                             str(threads), "--json", out], check=True, capture_output=True)
             cli.append(json.load(open(out))["latency_ms"]["p50"])
+        for r in range(rounds):
+            for run in ((python_round, cli_round) if r % 2 == 0 else (cli_round, python_round)):
+                run()
     ratios = [a / b for a, b in zip(py, cli)]
     return {"threads": threads, "vinfer_python_ms": p50(py), "vinfer_cli_ms": p50(cli), "python_over_cli": p50(ratios),
             "python_over_cli_range": [min(ratios), max(ratios)]}

@@ -29,7 +29,13 @@ struct PipelineOptions {
   int queue = 0;            // items loaded ahead of the model; 0: two batches plus one per worker
   int topk = 5;             // classes per result (at most the model's outputs)
   bool keep_logits = false; // ItemResult::logits filled
-  DecodeOptions decode;     // the workers' decoding limits (max_pixels, ...)
+  DecodeOptions decode;     // the loaders' decoding (max_pixels, ...; threads 1: a decode
+                            // right after a run on two cores finds the model's threads still spinning)
+  // A single item through one model is loaded on the calling thread, by this
+  // preprocessor if given (a caller classifying one image at a time keeps
+  // one between calls; its decode options become `decode`), else by a new
+  // one with the model's threads (for the resize). It must make the model's input.
+  Preprocessor* preprocessor = nullptr;
 };
 
 struct ItemResult {

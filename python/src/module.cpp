@@ -442,6 +442,7 @@ class PyModel {
       po.topk = topk;
       lease.slot->worker.call([&] {
         Model& m = *lease.slot->model;
+        if (items.size() == 1) po.preprocessor = &lease.preprocessor(preset_name_);
         classify_items(
             m, model_preset(m, preset_name_), items.size(),
             [&](std::size_t i, Preprocessor& pre, float* x) {
@@ -542,8 +543,9 @@ class PyModel {
       owner.give_back(index);
       owner.freed_.notify_one();
     }
+    // The slot's own, for one image at a time (the model's threads).
     Preprocessor& preprocessor(const std::string& name) {
-      if (!slot->pre) slot->pre.emplace(model_preset(*slot->model, name));
+      if (!slot->pre) slot->pre.emplace(model_preset(*slot->model, name), slot->model->threads());
       return *slot->pre;
     }
     PyModel& owner;

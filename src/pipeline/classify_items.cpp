@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "vinfer/error.hpp"
@@ -90,12 +91,14 @@ class Pipeline {
   }
 
   // One stream, on this thread: results straight to the sink. A single item
-  // is loaded here too, by a preprocessor with the model's threads (a
-  // loader thread would only add its start and hand-over).
+  // is loaded here too (a loader thread would only add its start and
+  // hand-over).
   std::size_t run_here(const ItemSink& sink) {
     if (count_ == 1) {
       Model& m = *models_.front();
-      Preprocessor pre(preset_, m.threads());
+      std::optional<Preprocessor> own;
+      Preprocessor& pre = o_.preprocessor ? *o_.preprocessor : own.emplace(preset_, m.threads());
+      if (pre.tensor_size() != in_item_) throw Error(ErrorKind::InvalidArgument, "pipeline: the preprocessor does not make the model's input");
       pre.decode_options() = o_.decode;
       std::vector<float> in(m.input_size()), out(m.output_size());
       std::string error = load_item(load_, 0, pre, in.data());

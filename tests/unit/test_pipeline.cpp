@@ -145,5 +145,18 @@ TEST(Pipeline, OneItemLoadsOnTheCallingThread) {
     EXPECT_THROW(classify_items(m, p, 1, [](std::size_t, Preprocessor&, float*) { throw std::logic_error("bug"); },
                                 [](ItemResult&&) {}),
                  std::logic_error);
+    // The caller's preprocessor, where given (and one that does not make the input refused).
+    Preprocessor mine(p, 1);
+    PipelineOptions with;
+    with.preprocessor = &mine;
+    with.decode.max_pixels = 1234;
+    const Preprocessor* used = nullptr;
+    classify_items(m, p, 1, [&](std::size_t, Preprocessor& pre, float* x) { used = &pre; std::fill(x, x + 192, 0.f); },
+                   [](ItemResult&&) {}, with);
+    EXPECT_EQ(used, &mine);
+    EXPECT_EQ(mine.decode_options().max_pixels, 1234u);
+    Preprocessor other(preset("torchvision", 16), 1);
+    with.preprocessor = &other;
+    EXPECT_THROW(classify_items(m, p, 1, [](std::size_t, Preprocessor&, float*) {}, [](ItemResult&&) {}, with), Error);
   }
 }
