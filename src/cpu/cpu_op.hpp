@@ -211,6 +211,9 @@ bool conv_int8(const BuildContext& ctx, const Node& conv);
 // covered, it runs in int8.
 bool fc_int8_candidate(const BuildContext& ctx, const Node& n);
 bool fc_int8(const BuildContext& ctx, const Node& n);
+// With Precision::INT8, whether a fully connected layer left out of int8
+// has its weights rounded to bfloat16 (float32 sums).
+bool fc_bf16_weights(const BuildContext& ctx, const Node& n);
 // Whether a vinfer.ScaleShift node is applied by the op that reads it (its
 // only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
 // windows tile the map); it is then not built.

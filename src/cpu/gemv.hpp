@@ -16,12 +16,13 @@ namespace vinfer::cpu {
 
 // acc[0:n) += sum over i < count of xs[i] * w[ks[i] * ld + 0:n).
 struct GemvRows {
-  const float* w;           // [K][ld], ld >= n
+  const float* w;           // [K][ld], ld >= n (the _bf16 kernels: w16 instead)
   std::int64_t ld, n;       // n: a multiple of the ISA's vector (16 floats covers both)
   const std::int32_t* ks;   // the rows to add
   const float* xs;          // their factors
   std::int64_t count;
   float* acc;               // n floats
+  const std::uint16_t* w16 = nullptr;  // the _bf16 kernels' weights: bfloat16, widened exactly, float32 sums
 };
 
 // The plain version (any n) and one per ISA (n a multiple of 8: AVX2 + FMA;
@@ -30,5 +31,11 @@ struct GemvRows {
 void gemv_rows_plain(const GemvRows& r);
 void gemv_rows_avx2(const GemvRows& r);
 void gemv_rows_avx512(const GemvRows& r);
+// The same on bfloat16 weights (w16): half the bytes read for the layers
+// that precision int8 leaves out (the classifier). Any CPU (the widening is a
+// shift), no AVX512_BF16 needed.
+void gemv_rows_bf16_plain(const GemvRows& r);
+void gemv_rows_bf16_avx2(const GemvRows& r);
+void gemv_rows_bf16_avx512(const GemvRows& r);
 
 }  // namespace vinfer::cpu

@@ -78,6 +78,19 @@ void gemv_rows_plain(const GemvRows& r) {
   }
 }
 
+void gemv_rows_bf16_plain(const GemvRows& r) {
+  for (std::int64_t i = 0; i < r.count; ++i) {
+    const std::uint16_t* w = r.w16 + r.ks[i] * r.ld;
+    const float x = r.xs[i];
+    for (std::int64_t c = 0; c < r.n; ++c) {
+      const std::uint32_t u = static_cast<std::uint32_t>(w[c]) << 16;
+      float v;
+      std::memcpy(&v, &u, sizeof v);
+      r.acc[c] = std::fma(x, v, r.acc[c]);
+    }
+  }
+}
+
 void quantize(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
   const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
   for (std::int64_t i = 0; i < n; ++i) {

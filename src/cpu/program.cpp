@@ -189,7 +189,7 @@ class Program final : public BuildContext, public detail::Executor {
     }
     if (int8_) {
       int layers = 0, low = 0;
-      std::string kept[2];  // float32, bfloat16
+      std::string kept[3];  // float32, bfloat16, bfloat16 weights
       for (const Node& n : g_.nodes) {
         const bool dense = n.op == "Gemm" || (n.op == "MatMul" && g_.constant(n.inputs[1]));
         if (n.op != "Conv" && !dense) continue;
@@ -198,11 +198,12 @@ class Program final : public BuildContext, public detail::Executor {
           ++low;
           continue;
         }
-        std::string& list = kept[n.op == "Conv" && is_bf16(conv_input_form(*this, n)) ? 1 : 0];
+        std::string& list = kept[n.op == "Conv" ? (is_bf16(conv_input_form(*this, n)) ? 1 : 0) : fc_bf16_weights(*this, n) ? 2 : 0];
         if (list.size() < 200) list += (list.empty() ? "" : ", ") + n.name;
       }
       std::string rest;
       if (!kept[1].empty()) rest += "bfloat16: " + kept[1];
+      if (!kept[2].empty()) rest += (rest.empty() ? "" : "; ") + std::string("weights in bfloat16, float32 sums: ") + kept[2];
       if (!kept[0].empty()) rest += (rest.empty() ? "" : "; ") + std::string("float32: ") + kept[0];
       info.passes.push_back("precision int8: " + std::to_string(low) + " of " + std::to_string(layers) +
                             " convolutions and fully connected layers in int8" + (rest.empty() ? std::string() : " (" + rest + ")"));

@@ -19,6 +19,10 @@ struct Avx2 {
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V zero() { return _mm256_setzero_ps(); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load_bf16(const std::uint16_t* p) {  // bfloat16 bits -> float32, exactly
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
@@ -39,7 +43,8 @@ const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 
-void gemv_rows_avx2(const GemvRows& r) { gemv_rows<Avx2>(r); }
+void gemv_rows_avx2(const GemvRows& r) { gemv_rows<Avx2>(r, r.w); }
+void gemv_rows_bf16_avx2(const GemvRows& r) { gemv_rows<Avx2>(r, r.w16); }
 
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {

@@ -30,6 +30,10 @@ struct Avx512 {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V zero() { return _mm512_setzero_ps(); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load_bf16(const std::uint16_t* p) {  // bfloat16 bits -> float32, exactly
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
@@ -50,7 +54,8 @@ const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
 
-void gemv_rows_avx512(const GemvRows& r) { gemv_rows<Avx512>(r); }
+void gemv_rows_avx512(const GemvRows& r) { gemv_rows<Avx512>(r, r.w); }
+void gemv_rows_bf16_avx512(const GemvRows& r) { gemv_rows<Avx512>(r, r.w16); }
 
 void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {

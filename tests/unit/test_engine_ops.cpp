@@ -21,6 +21,7 @@
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/gemv.hpp"
+#include "cpu/kernels.hpp"
 #include "cpu/norm_pool.hpp"
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
@@ -1571,6 +1572,62 @@ TEST(Gemv, SimdRowsMatchPlain) {
         for (std::size_t c = 0; c < want.size(); ++c)
           EXPECT_NEAR(got[c], want[c], 1e-5f * (1.f + std::fabs(want[c]))) << "isa " << isa << " count " << count << " n " << n << " at " << c;
         EXPECT_EQ(got[static_cast<std::size_t>(ld - 1)], n == ld && count > 0 ? want[static_cast<std::size_t>(ld - 1)] : 0.5f);
+      }
+  }
+  coverage.report();
+}
+
+// The same kernels on bfloat16 weights: the plain one equal to the float32
+// kernel on the weights widened (exactly), each ISA's equal to the plain.
+struct Bf16Rows {
+  static constexpr std::int64_t K = 40, ld = 48;
+  std::vector<std::uint16_t> w16;
+  std::vector<float> widened;
+  std::vector<std::int32_t> ks;
+  std::vector<float> xs;
+  Bf16Rows() {
+    const TensorData w = test::random_tensor({K * ld}, 66), x = test::random_tensor({K}, 67);
+    for (const float v : w.f) {
+      w16.push_back(cpu::to_bf16(v));
+      const std::uint32_t u = static_cast<std::uint32_t>(w16.back()) << 16;
+      float f;
+      std::memcpy(&f, &u, sizeof u);
+      widened.push_back(f);
+    }
+    EXPECT_NE(widened, w.f) << "rounding to bfloat16 changed nothing: float32 weights would pass";
+    for (std::int32_t k = K - 1; k >= 0; k -= 3) ks.push_back(k), xs.push_back(x.f[static_cast<std::size_t>(k)]);
+  }
+  // acc (ld values of 0.5) after the bf16 kernel `rows` on `count` rows, n columns.
+  std::vector<float> run(void (*rows)(const cpu::GemvRows&), std::int64_t count, std::int64_t n) const {
+    std::vector<float> acc(static_cast<std::size_t>(ld), 0.5f);
+    cpu::GemvRows r{nullptr, ld, n, ks.data(), xs.data(), count, acc.data(), w16.data()};
+    rows(r);
+    return acc;
+  }
+};
+
+TEST(Gemv, Bf16WeightRowsAreTheWidenedWeightsRows) {
+  const Bf16Rows t;
+  for (const std::int64_t count : {0, 1, 4, 7, 14})
+    for (const std::int64_t n : {Bf16Rows::ld, std::int64_t{32}}) {
+      std::vector<float> want(static_cast<std::size_t>(Bf16Rows::ld), 0.5f);
+      cpu::gemv_rows_plain({t.widened.data(), Bf16Rows::ld, n, t.ks.data(), t.xs.data(), count, want.data()});
+      EXPECT_EQ(t.run(cpu::gemv_rows_bf16_plain, count, n), want) << "count " << count << " n " << n;
+    }
+}
+
+TEST(Gemv, SimdBf16WeightRowsMatchPlain) {
+  const Bf16Rows t;
+  IsaCoverage coverage;
+  for (const int isa : {8, 16}) {
+    if (!coverage.runs(isa)) continue;
+    for (const std::int64_t count : {0, 1, 4, 7, 14})
+      for (const std::int64_t n : {Bf16Rows::ld, std::int64_t{32}}) {
+        const std::vector<float> want = t.run(cpu::gemv_rows_bf16_plain, count, n),
+                                 got = t.run(isa == 8 ? cpu::gemv_rows_bf16_avx2 : cpu::gemv_rows_bf16_avx512, count, n);
+        for (std::size_t c = 0; c < want.size(); ++c)
+          EXPECT_NEAR(got[c], want[c], 1e-5f * (1.f + std::fabs(want[c]))) << "isa " << isa << " count " << count << " at " << c;
+        EXPECT_EQ(got.back(), n == Bf16Rows::ld && count > 0 ? want.back() : 0.5f);
       }
   }
   coverage.report();
