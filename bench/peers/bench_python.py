@@ -48,18 +48,26 @@ def cpu_name():
     return platform.processor()
 
 
-def bench_preprocess(loops, photos):
+def bench_preprocess(loops, photos, rounds=5):
+    """Each photo in rounds, the three timings in turn within each round (the
+    shared host drifts within a minute); the speed-ups are the rounds'
+    median ratios."""
     tv = T.Compose([T.Resize([224, 224]), T.ToTensor(), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
     rows = []
     for path in photos:
         want = tv(Image.open(path).convert("RGB")).unsqueeze(0).numpy()
         got = vinfer.preprocess(path)
         diff = float(np.abs(got - want).max())
-        t_tv = p50(timed_loop(lambda: tv(Image.open(path).convert("RGB")), loops, 3))
-        t_v = p50(timed_loop(lambda: vinfer.preprocess(path, threads=1), loops, 3))
-        t_v2 = p50(timed_loop(lambda: vinfer.preprocess(path, threads=2), loops, 3))
-        rows.append({"image": os.path.basename(path), "torchvision_ms": t_tv, "vinfer_ms": t_v, "vinfer_2t_ms": t_v2,
-                     "speedup": t_tv / t_v, "speedup_2t": t_tv / t_v2, "max_abs_diff": diff})
+        t_tv, t_v, t_v2 = [], [], []
+        for _ in range(rounds):
+            t_tv.append(p50(timed_loop(lambda: tv(Image.open(path).convert("RGB")), loops, 3)))
+            t_v.append(p50(timed_loop(lambda: vinfer.preprocess(path, threads=1), loops, 3)))
+            t_v2.append(p50(timed_loop(lambda: vinfer.preprocess(path, threads=2), loops, 3)))
+        rows.append({"image": os.path.basename(path), "torchvision_ms": p50(t_tv), "vinfer_ms": p50(t_v),
+                     "vinfer_2t_ms": p50(t_v2), "speedup": p50([a / b for a, b in zip(t_tv, t_v)]),
+                     "speedup_2t": p50([a / b for a, b in zip(t_tv, t_v2)]),
+                     "speedup_2t_range": [min(a / b for a, b in zip(t_tv, t_v2)), max(a / b for a, b in zip(t_tv, t_v2))],
+                     "max_abs_diff": diff})
     return rows
 
 
@@ -147,11 +155,12 @@ def main():
     head = (f"{time.strftime('%Y-%m-%d')}, {cpu_name()}, {cores} cores; vinfer {vinfer.__version__}, torch {torch.__version__}, "
             f"torchvision {torchvision.__version__}, Python {platform.python_version()}")
     print(head + "\n")
-    print("| image | PIL + torchvision ms | vinfer.preprocess ms (1 / 2 threads) | speed-up (1 / 2 threads) | max abs diff |")
-    print("|---|---:|---:|---:|---:|")
+    print("| image | PIL + torchvision ms | vinfer.preprocess ms (1 / 2 threads) | speed-up (1 / 2 threads; rounds' median) | 2 threads' range | max abs diff |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in pre:
         print(f"| {r['image']} | {r['torchvision_ms']:.2f} | {r['vinfer_ms']:.2f} / {r['vinfer_2t_ms']:.2f} | "
-              f"{r['speedup']:.2f}x / {r['speedup_2t']:.2f}x | {r['max_abs_diff']:.1e} |")
+              f"{r['speedup']:.2f}x / {r['speedup_2t']:.2f}x | {r['speedup_2t_range'][0]:.2f}-{r['speedup_2t_range'][1]:.2f} | "
+              f"{r['max_abs_diff']:.1e} |")
     print("\n| threads | Model.classify ms | vinfer bench ms | Python / CLI (rounds' median [range]) | PyTorch corrected ms | PyTorch / Python |")
     print("|---:|---:|---:|---:|---:|---:|")
     for r in loop:

@@ -59,7 +59,8 @@ void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, fl
 class Preprocessor {
  public:
   // threads > 1 (or 0: one per core): the resize splits its rows, and on
-  // large JPEGs its horizontal pass runs beside the decode (same bytes).
+  // large JPEGs the resize and the normalization run beside the decode,
+  // row by row (same bytes; the timings then count that part as decode).
   explicit Preprocessor(Preset preset, int threads = 1);
   ~Preprocessor();
   Preprocessor(Preprocessor&&) noexcept = default;
@@ -89,7 +90,10 @@ class Preprocessor {
   };
   std::pair<int, int> resize_target(int width, int height) const;
   DecodeOptions preset_decode_options() const;
-  void finish(const ImageView<std::uint8_t>& rgb, bool streamed, float* out);
+  // The part of a resized image that becomes the tensor, and its first row.
+  std::pair<ImageView<std::uint8_t>, int> crop(const ImageView<std::uint8_t>& resized) const;
+  // streamed: rows of resized_ already made (and normalized) beside the decode, or -1.
+  void finish(const ImageView<std::uint8_t>& rgb, int streamed, float* out);
 
   Preset preset_;
   int threads_ = 1;
@@ -97,7 +101,7 @@ class Preprocessor {
   DecodeOptions decode_;
   Resizer resizer_;
   Resizer small_resizer_;  // on one thread, for images under 0.25 MP (waking another costs what it saves)
-  ImageU8 decoded_, resized_, cropped_;
+  ImageU8 decoded_, resized_;
   std::vector<std::uint8_t> bytes_;
   Timings timings_;
 };

@@ -73,11 +73,15 @@ class Resizer {
   // input (Preprocessor does this): where can_stream() says yes (Pillow's
   // or PyTorch's rules on u8, horizontal pass first, both passes needed), stream_rows()
   // runs the horizontal pass of source rows [y0, y1) as soon as they exist,
-  // from any one thread, and stream_finish() the vertical pass once every
-  // row went through stream_rows(). Same result as run(), to the bit.
+  // from any one thread; stream_vertical() makes the output rows from y0 on
+  // whose taps lie in the first `rows` source rows (all of those through
+  // stream_rows() already) and returns where the final rows end now (y0 = 0
+  // sizes `out`); stream_finish() makes output rows [y0, out_height) once
+  // every source row went through stream_rows(). Same result as run(), to the bit.
   bool can_stream(int in_width, int in_height, int out_width, int out_height, int channels);
   void stream_rows(const ImageView<std::uint8_t>& in, int out_width, int out_height, int y0, int y1);
-  void stream_finish(int out_width, int out_height, ImageU8& out);
+  int stream_vertical(int out_width, int out_height, int rows, ImageU8& out, int y0);
+  void stream_finish(int out_width, int out_height, ImageU8& out, int y0 = 0);
 
  private:
   struct Impl;

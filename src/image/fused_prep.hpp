@@ -27,6 +27,10 @@ std::pair<int, int> preset_crop(const Preset& p, int resized_w, int resized_h);
 // The framework's float32 value for each u8 value, per output channel (the
 // table normalize_to_tensor uses): output channel c of value v is table[c][v].
 std::array<std::array<float, 256>, 3> normalize_table(const Preset& p);
+// normalize_to_tensor's rows [y0, y1) of `rgb` (the whole image; rows of
+// `out` as in the whole tensor), with no checks: for a caller that
+// normalizes rows as they become final.
+void normalize_rows(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out, int y0, int y1);
 
 // The tables of one (preset, source size), on the host.
 struct FusedPrep {

@@ -39,41 +39,49 @@ std::array<std::array<float, 256>, 3> normalize_table(const Preset& p) {
   return t;
 }
 
-}  // namespace detail
-
-void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out) {
-  if (rgb.channels != 3) throw Error(ErrorKind::InvalidArgument, "normalize: expects an RGB image");
+void normalize_rows(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out, int y0, int y1) {
   thread_local Preset last;
   thread_local std::array<std::array<float, 256>, 3> table;
   thread_local bool ready = false;
   if (!ready || last.normalize != p.normalize || last.mean != p.mean || last.std != p.std) {
-    table = detail::normalize_table(p);
+    table = normalize_table(p);
     last = p;
     ready = true;
   }
-  const int W = rgb.width, H = rgb.height;
-  const std::size_t plane = static_cast<std::size_t>(W) * H;
+  // Plain pointers: a thread_local named in the loop is looked up per pixel.
   const bool bgr = p.normalize == NormalizeMode::CaffeBgr;
-  for (int y = 0; y < H; ++y) {
+  const float* t0 = table[0].data();
+  const float* t1 = table[1].data();
+  const float* t2 = table[2].data();
+  const int W = rgb.width, r = bgr ? 2 : 0, b = bgr ? 0 : 2;
+  const std::size_t plane = static_cast<std::size_t>(W) * rgb.height;
+  for (int y = y0; y < y1; ++y) {
     const std::uint8_t* s = rgb.row(y);
     if (p.layout == Layout::NCHW) {
       float* d0 = out + static_cast<std::size_t>(y) * W;
       float* d1 = d0 + plane;
       float* d2 = d1 + plane;
       for (int x = 0; x < W; ++x, s += 3) {
-        d0[x] = table[0][s[bgr ? 2 : 0]];
-        d1[x] = table[1][s[1]];
-        d2[x] = table[2][s[bgr ? 0 : 2]];
+        d0[x] = t0[s[r]];
+        d1[x] = t1[s[1]];
+        d2[x] = t2[s[b]];
       }
     } else {
       float* d = out + static_cast<std::size_t>(y) * W * 3;
       for (int x = 0; x < W; ++x, s += 3, d += 3) {
-        d[0] = table[0][s[bgr ? 2 : 0]];
-        d[1] = table[1][s[1]];
-        d[2] = table[2][s[bgr ? 0 : 2]];
+        d[0] = t0[s[r]];
+        d[1] = t1[s[1]];
+        d[2] = t2[s[b]];
       }
     }
   }
+}
+
+}  // namespace detail
+
+void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out) {
+  if (rgb.channels != 3) throw Error(ErrorKind::InvalidArgument, "normalize: expects an RGB image");
+  detail::normalize_rows(rgb, p, out, 0, rgb.height);
 }
 
 }  // namespace vinfer

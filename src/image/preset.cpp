@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -48,21 +50,24 @@ Preset preset(std::string_view name, int size) {
   throw Error(ErrorKind::InvalidArgument, "unknown preset '" + std::string(name) + "' (" + all + ")");
 }
 
-// The resize's horizontal pass on a second thread while the decoder produces
-// rows (Resizer::stream_rows): entropy decoding is serial, so on a large JPEG
-// most of the resize hides behind it. One job at a time; the decoding thread
-// publishes how many rows are final, the worker catches up.
+// The resize and the normalization on a second thread while the decoder
+// produces rows: the horizontal pass of each row as it is final
+// (Resizer::stream_rows), each output row once its taps are there
+// (stream_vertical), and its tensor row. Entropy decoding is serial, so on a
+// large JPEG nearly all of the rest hides behind it. One job at a time; the
+// decoding thread publishes how many rows are final, the worker catches up.
 struct Preprocessor::Stream {
   std::mutex m;
   std::condition_variable cv;
   bool active = false, declined = false, stop = false;
   int ready = 0, done = 0, ow = 0, oh = 0;
+  int resized = 0;  // rows of the resized image that are final (and normalized where they are in the crop)
   ImageView<std::uint8_t> view{};
-  Resizer* resizer;
+  std::function<void(int, int)> work;  // source rows [a, b) are final: take them as far as they go
   std::exception_ptr error;
   std::thread worker;
 
-  explicit Stream(Resizer* r) : resizer(r), worker([this] { loop(); }) {}
+  Stream() : worker([this] { loop(); }) {}
   ~Stream() {
     {
       std::lock_guard l(m);
@@ -80,7 +85,7 @@ struct Preprocessor::Stream {
       const int a = done, b = ready;
       l.unlock();
       try {
-        resizer->stream_rows(view, ow, oh, a, b);
+        work(a, b);
       } catch (...) {
         l.lock();
         if (!error) error = std::current_exception();
@@ -92,11 +97,11 @@ struct Preprocessor::Stream {
     }
   }
 
-  void reset(Resizer* r) {
+  void reset(std::function<void(int, int)> w) {
     std::lock_guard l(m);
-    resizer = r;  // the Preprocessor may have moved since the last image
+    work = std::move(w);  // the Preprocessor may have moved since the last image
     active = declined = false;
-    ready = done = 0;
+    ready = done = resized = 0;
     error = nullptr;
   }
 
@@ -165,28 +170,31 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 }  // namespace
 
-void Preprocessor::run(const ImageView<std::uint8_t>& rgb, float* out) { finish(rgb, false, out); }
+void Preprocessor::run(const ImageView<std::uint8_t>& rgb, float* out) { finish(rgb, -1, out); }
 
-// Resize (or its vertical pass, when the horizontal one streamed during the
-// decode), crop, normalize.
-void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, bool streamed, float* out) {
-  const auto t0 = Clock::now();
+std::pair<ImageView<std::uint8_t>, int> Preprocessor::crop(const ImageView<std::uint8_t>& resized) const {
+  if (preset_.resize_shorter <= 0) return {resized, 0};
   const int S = preset_.size;
+  const auto [left, top] = detail::preset_crop(preset_, resized.width, resized.height);
+  return {ImageView<std::uint8_t>{resized.row(top) + left * 3, S, S, 3, resized.stride}, top};
+}
+
+// Resize (or what is left of it after the stream), crop, normalize.
+void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, int streamed, float* out) {
+  const auto t0 = Clock::now();
   const auto [w, h] = resize_target(rgb.width, rgb.height);
   ImageView<std::uint8_t> src = rgb;
   if (w != rgb.width || h != rgb.height) {  // Pillow (and load_img) skip a resize to the same size
-    if (streamed) resizer_.stream_finish(w, h, resized_);
+    if (streamed >= 0) resizer_.stream_finish(w, h, resized_, streamed);
     else if (static_cast<long long>(rgb.width) * rgb.height < kWakeWorthPixels) small_resizer_.run(rgb, w, h, resized_);
     else resizer_.run(rgb, w, h, resized_);
     src = resized_.view();
   }
-  if (preset_.resize_shorter > 0) {
-    const auto [left, top] = detail::preset_crop(preset_, w, h);
-    src = ImageView<std::uint8_t>{src.row(top) + left * 3, S, S, 3, src.stride};
-  }
+  const auto [tensor_rows, top] = crop(src);
   timings_.resize_ms = ms_since(t0);
   const auto t1 = Clock::now();
-  normalize_to_tensor(src, preset_, out);
+  if (streamed < 0) normalize_to_tensor(tensor_rows, preset_, out);
+  else detail::normalize_rows(tensor_rows, preset_, out, std::clamp(streamed - top, 0, tensor_rows.height), tensor_rows.height);
   timings_.normalize_ms = ms_since(t1);
 }
 
@@ -196,9 +204,18 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
   // Overlap the horizontal resize pass with the decode on large images when
   // a second thread is allowed (below ~0.25 MP waking it costs what it saves).
   if (threads_ >= 2 && !opt.apply_exif_orientation) {
-    if (!stream_) stream_.reset(new Stream(&resizer_));
-    stream_->reset(&resizer_);
+    if (!stream_) stream_.reset(new Stream());
     Stream* st = stream_.get();
+    stream_->reset([this, st, out](int a, int b) {
+      resizer_.stream_rows(st->view, st->ow, st->oh, a, b);
+      const int r = resizer_.stream_vertical(st->ow, st->oh, b, resized_, st->resized);
+      if (r > st->resized) {
+        const auto [tensor_rows, top] = crop(resized_.view());
+        const int H = tensor_rows.height;
+        detail::normalize_rows(tensor_rows, preset_, out, std::clamp(st->resized - top, 0, H), std::clamp(r - top, 0, H));
+      }
+      st->resized = r;
+    });
     opt.on_rows = [this, st, caller = std::this_thread::get_id()](const ImageU8& img, int rows) {
       std::unique_lock l(st->m);
       if (!st->active && !st->declined) {
@@ -222,7 +239,7 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
         const int a = st->done;
         l.unlock();
         try {
-          st->resizer->stream_rows(st->view, st->ow, st->oh, a, rows);
+          st->work(a, rows);
         } catch (...) {
           l.lock();
           if (!st->error) st->error = std::current_exception();
@@ -239,7 +256,6 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
       st->cv.notify_all();
     };
   }
-  bool streamed = false;
   try {
     decode_memory(data, size, opt, decoded_, name);
   } catch (...) {
@@ -251,9 +267,9 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
     }
     throw;
   }
-  if (opt.on_rows) streamed = stream_->finish();
+  const bool streamed = opt.on_rows && stream_->finish();
   timings_.decode_ms = ms_since(t0);
-  finish(decoded_.view(), streamed, out);
+  finish(decoded_.view(), streamed ? stream_->resized : -1, out);
 }
 
 DecodeOptions Preprocessor::preset_decode_options() const {

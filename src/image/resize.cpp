@@ -98,6 +98,8 @@ struct Resizer::Impl {
   }
 
   // Source rows [lo, hi) that the vertical pass reads.
+  void stream_vertical_rows(ImageU8& out, int y0, int y1) const;
+
   static std::pair<int, int> rows_needed(const ResizePlan& p, int ih) {
     if (p.skip_y) return {0, ih};
     const int lo = p.y.start.front();
@@ -397,23 +399,38 @@ void Resizer::stream_rows(const ImageView<std::uint8_t>& in, int ow, int oh, int
     detail::pil_horizontal_u8(in.row(y), m.tmp_u8.data() + static_cast<std::size_t>(y - needed.first) * trow, in.channels, p.x);
 }
 
-void Resizer::stream_finish(int ow, int oh, ImageU8& out) {
+// Output rows [y0, y1) from the horizontal pass's rows in tmp_u8.
+void Resizer::Impl::stream_vertical_rows(ImageU8& out, int y0, int y1) const {
+  const ResizePlan& p = plan;
+  const int mt = p.y.max_taps, lo = rows_needed(p, key.ih).first;
+  const std::size_t trow = static_cast<std::size_t>(out.width()) * key.c;
+  thread_local std::vector<const std::uint8_t*> rows;
+  rows.resize(static_cast<std::size_t>(mt));
+  for (int y = y0; y < y1; ++y) {
+    for (int k = 0; k < mt; ++k) rows[static_cast<std::size_t>(k)] = tmp_u8.data() + static_cast<std::size_t>(p.y.start[y] + k - lo) * trow;
+    detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * mt], mt, out.row(y), trow);
+  }
+}
+
+int Resizer::stream_vertical(int ow, int oh, int rows, ImageU8& out, int y0) {
+  Impl& m = *impl_;
+  if (!m.has_plan) throw Error(ErrorKind::Internal, "resize: stream_vertical without stream_rows");
+  const ResizePlan& p = m.plan;
+  const int hi = Impl::rows_needed(p, m.key.ih).second, mt = p.y.max_taps;
+  if (y0 == 0) out.reshape(ow, oh, m.key.c);
+  int y1 = y0;
+  while (y1 < oh && std::min(p.y.start[y1] + mt, hi) <= rows) ++y1;
+  m.stream_vertical_rows(out, y0, y1);
+  return y1;
+}
+
+void Resizer::stream_finish(int ow, int oh, ImageU8& out, int y0) {
   Impl& m = *impl_;
   if (!m.has_plan) throw Error(ErrorKind::Internal, "resize: stream_finish without stream_rows");
-  const ResizePlan& p = m.plan;
-  const int C = m.key.c, lo = Impl::rows_needed(p, m.key.ih).first, mt = p.y.max_taps;
-  const std::size_t trow = static_cast<std::size_t>(ow) * C;
-  out.reshape(ow, oh, C);
-  const std::uint8_t* base = m.tmp_u8.data();
-  const int threads = effective_threads(m.spec, out.size() * static_cast<std::size_t>(mt));
-  detail::parallel_for(oh, threads, [&](int y0, int y1) {
-    thread_local std::vector<const std::uint8_t*> rows;
-    rows.resize(static_cast<std::size_t>(mt));
-    for (int y = y0; y < y1; ++y) {
-      for (int k = 0; k < mt; ++k) rows[static_cast<std::size_t>(k)] = base + static_cast<std::size_t>(p.y.start[y] + k - lo) * trow;
-      detail::pil_vertical_u8(rows.data(), &p.y.fixed[static_cast<std::size_t>(y) * mt], mt, out.row(y), trow);
-    }
-  });
+  out.reshape(ow, oh, m.key.c);
+  if (y0 >= oh) return;
+  const int threads = effective_threads(m.spec, static_cast<std::size_t>(oh - y0) * ow * m.key.c * m.plan.y.max_taps);
+  detail::parallel_for(oh - y0, threads, [&](int a, int b) { m.stream_vertical_rows(out, y0 + a, y0 + b); });
 }
 
 void Resizer::run(const ImageView<std::uint8_t>& in, int ow, int oh, ImageF32& out) {

@@ -48,33 +48,39 @@ TEST(Gray, IntegerRulesMatchTheFormula) {
     }
 }
 
-// With two threads the resize's horizontal pass runs beside the JPEG decode
-// (Preprocessor::Stream): the tensor must be the one-thread tensor exactly,
-// a decode that fails half-way must leave the preprocessor usable, and a
-// moved preprocessor must keep working.
+// With two threads the resize and the normalization run beside the JPEG
+// decode, row by row (Preprocessor::Stream): the tensor must be the
+// one-thread tensor exactly (downscales and upscales, with and without the
+// crop, on a photo that streams on a pool thread and one that streams on
+// the decoder's own helper), a decode that fails half-way must leave the
+// preprocessor usable, and a moved preprocessor must keep working.
 TEST(Preset, DecodeOverlapGivesTheSameTensor) {
-  std::vector<std::uint8_t> jpeg;
-  {
-    std::FILE* f = std::fopen(data_path("images/retina.jpg").c_str(), "rb");
-    ASSERT_NE(f, nullptr);
-    std::uint8_t buf[65536];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) jpeg.insert(jpeg.end(), buf, buf + n);
-    std::fclose(f);
-  }
-  for (const char* name : {"torchvision", "torchvision-crop", "keras-torch"})
-    for (bool fast : {false, true}) {
-      Preset p = preset(name);
-      p.fast_decode = fast;
-      Preprocessor one(p, 1), two(p, 2);
-      std::vector<float> a(one.tensor_size()), b(two.tensor_size(), NAN), c(two.tensor_size(), NAN);
-      one.run_memory(jpeg.data(), jpeg.size(), "retina.jpg", a.data());
-      two.run_memory(jpeg.data(), jpeg.size(), "retina.jpg", b.data());
-      EXPECT_EQ(a, b) << name << (fast ? " fast" : "");
-      EXPECT_THROW(two.run_memory(jpeg.data(), jpeg.size() / 2, "half.jpg", c.data()), Error);
-      Preprocessor moved = std::move(two);
-      moved.run_memory(jpeg.data(), jpeg.size(), "retina.jpg", c.data());
-      EXPECT_EQ(a, c) << name << (fast ? " fast" : "") << " after a failed decode and a move";
+  for (const char* file : {"retina.jpg", "squirrel_cls.jpg"}) {
+    std::vector<std::uint8_t> jpeg;
+    {
+      std::FILE* f = std::fopen(data_path(std::string("images/") + file).c_str(), "rb");
+      ASSERT_NE(f, nullptr);
+      std::uint8_t buf[65536];
+      for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) jpeg.insert(jpeg.end(), buf, buf + n);
+      std::fclose(f);
     }
+    for (const char* name : {"torchvision", "torchvision-crop", "keras-torch"})
+      for (int size : {224, 600})
+        for (bool fast : {false, true}) {
+          SCOPED_TRACE(std::string(file) + " " + name + " " + std::to_string(size) + (fast ? " fast" : ""));
+          Preset p = preset(name, size);
+          p.fast_decode = fast;
+          Preprocessor one(p, 1), two(p, 2);
+          std::vector<float> a(one.tensor_size()), b(two.tensor_size(), NAN), c(two.tensor_size(), NAN);
+          one.run_memory(jpeg.data(), jpeg.size(), file, a.data());
+          two.run_memory(jpeg.data(), jpeg.size(), file, b.data());
+          EXPECT_EQ(a, b);
+          EXPECT_THROW(two.run_memory(jpeg.data(), jpeg.size() / 2, "half.jpg", c.data()), Error);
+          Preprocessor moved = std::move(two);
+          moved.run_memory(jpeg.data(), jpeg.size(), file, c.data());
+          EXPECT_EQ(a, c) << "after a failed decode and a move";
+        }
+  }
 }
 
 TEST(Normalize, LayoutsAndChannelOrder) {
