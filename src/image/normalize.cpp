@@ -40,19 +40,22 @@ std::array<std::array<float, 256>, 3> normalize_table(const Preset& p) {
 }
 
 void normalize_rows(const ImageView<std::uint8_t>& rgb, const Preset& p, float* out, int y0, int y1) {
-  thread_local Preset last;
-  thread_local std::array<std::array<float, 256>, 3> table;
-  thread_local bool ready = false;
-  if (!ready || last.normalize != p.normalize || last.mean != p.mean || last.std != p.std) {
-    table = normalize_table(p);
-    last = p;
-    ready = true;
+  struct Cache {
+    Preset last;
+    std::array<std::array<float, 256>, 3> table;
+    bool ready = false;
+  };
+  thread_local Cache tls;
+  Cache& c = tls;  // one lookup: each use of a thread_local in a shared library is a call
+  if (!c.ready || c.last.normalize != p.normalize || c.last.mean != p.mean || c.last.std != p.std) {
+    c.table = normalize_table(p);
+    c.last = p;
+    c.ready = true;
   }
-  // Plain pointers: a thread_local named in the loop is looked up per pixel.
   const bool bgr = p.normalize == NormalizeMode::CaffeBgr;
-  const float* t0 = table[0].data();
-  const float* t1 = table[1].data();
-  const float* t2 = table[2].data();
+  const float* t0 = c.table[0].data();
+  const float* t1 = c.table[1].data();
+  const float* t2 = c.table[2].data();
   const int W = rgb.width, r = bgr ? 2 : 0, b = bgr ? 0 : 2;
   const std::size_t plane = static_cast<std::size_t>(W) * rgb.height;
   for (int y = y0; y < y1; ++y) {

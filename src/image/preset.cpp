@@ -232,10 +232,12 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
         }
       }
       if (!st->active) return;
-      if (std::this_thread::get_id() != caller && st->done == st->ready) {
+      const bool last = rows == img.height();
+      if ((std::this_thread::get_id() != caller || last) && st->done == st->ready) {
         // The decoder's own helper thread (two-thread JPEG decode) calls us
         // while the calling thread runs libjpeg: do the rows here rather than
-        // wake a third thread on two cores.
+        // wake a third thread on two cores. The last few rows, when the
+        // worker is idle, cost less than waking it.
         const int a = st->done;
         l.unlock();
         try {
@@ -250,7 +252,7 @@ void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const 
         return;
       }
       // Hand over in steps of 64 rows: each hand-over may wake the worker (a futex call).
-      if (rows - st->ready < 64 && rows != img.height()) return;
+      if (rows - st->ready < 64 && !last) return;
       st->ready = rows;
       l.unlock();
       st->cv.notify_all();

@@ -293,55 +293,6 @@ TEST(JpegColor, KernelsMatchThePlainVersions) {
   EXPECT_EQ(std::vector<int>(o, o + 6), (std::vector<int>{10, 13, 17, 25, 35, 40}));
 }
 
-// A JPEG of random-ish pixels from libjpeg itself, 4:2:0 or 4:4:4.
-// A test data file's bytes (empty if it cannot be read).
-std::vector<std::uint8_t> read_bytes(const std::string& name) {
-  std::vector<std::uint8_t> bytes;
-  std::FILE* fp = std::fopen(data_path(name).c_str(), "rb");
-  if (!fp) return bytes;
-  for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
-  std::fclose(fp);
-  return bytes;
-}
-
-// sampling: 0 4:4:4, 1 4:2:0, 2 4:2:2.
-std::vector<std::uint8_t> encode_jpeg(int w, int h, int sampling, bool progressive, int restart_mcus = 0,
-                                      int quality = 90) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* mem = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &mem, &size);
-  c.image_width = static_cast<JDIMENSION>(w);
-  c.image_height = static_cast<JDIMENSION>(h);
-  c.input_components = 3;
-  c.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, quality, TRUE);
-  c.restart_interval = static_cast<unsigned>(restart_mcus);
-  c.comp_info[0].h_samp_factor = sampling ? 2 : 1;
-  c.comp_info[0].v_samp_factor = sampling == 1 ? 2 : 1;
-  if (progressive) jpeg_simple_progression(&c);
-  jpeg_start_compress(&c, TRUE);
-  std::vector<std::uint8_t> row(static_cast<std::size_t>(w) * 3);
-  for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {  // smooth colour ramps plus texture, so the chroma varies
-      row[3 * x] = static_cast<std::uint8_t>((x * 255) / w ^ (y & 16 ? 0x20 : 0));
-      row[3 * x + 1] = static_cast<std::uint8_t>((y * 255) / h);
-      row[3 * x + 2] = static_cast<std::uint8_t>(((x + y) * 7) & 255);
-    }
-    JSAMPROW r = row.data();
-    jpeg_write_scanlines(&c, &r, 1);
-  }
-  jpeg_finish_compress(&c);
-  jpeg_destroy_compress(&c);
-  std::vector<std::uint8_t> out(mem, mem + size);
-  std::free(mem);
-  return out;
-}
-
 // The two-thread raw path gives libjpeg's own bytes: real photos (odd and
 // even sizes), the fixtures, and encoded odd sizes; RGB and gray by each
 // rule; other layouts (4:2:2, CMYK, gray files) fall back and agree too.

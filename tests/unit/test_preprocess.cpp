@@ -51,19 +51,18 @@ TEST(Gray, IntegerRulesMatchTheFormula) {
 // With two threads the resize and the normalization run beside the JPEG
 // decode, row by row (Preprocessor::Stream): the tensor must be the
 // one-thread tensor exactly (downscales and upscales, with and without the
-// crop, on a photo that streams on a pool thread and one that streams on
-// the decoder's own helper), a decode that fails half-way must leave the
-// preprocessor usable, and a moved preprocessor must keep working.
+// crop; photos that stream on the decoder's own helper thread, and a
+// progressive and a 4:2:2 file that libjpeg decodes on the calling thread
+// while the stream's worker follows), a decode that fails half-way must
+// leave the preprocessor usable, and a moved preprocessor must keep working.
 TEST(Preset, DecodeOverlapGivesTheSameTensor) {
-  for (const char* file : {"retina.jpg", "squirrel_cls.jpg"}) {
-    std::vector<std::uint8_t> jpeg;
-    {
-      std::FILE* f = std::fopen(data_path(std::string("images/") + file).c_str(), "rb");
-      ASSERT_NE(f, nullptr);
-      std::uint8_t buf[65536];
-      for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) jpeg.insert(jpeg.end(), buf, buf + n);
-      std::fclose(f);
-    }
+  const std::pair<const char*, std::vector<std::uint8_t>> files[] = {
+      {"retina.jpg", read_bytes("images/retina.jpg")},
+      {"squirrel_cls.jpg", read_bytes("images/squirrel_cls.jpg")},
+      {"progressive.jpg", encode_jpeg(1000, 700, 1, true)},
+      {"422.jpg", encode_jpeg(900, 640, 2, false)}};
+  for (const auto& [file, jpeg] : files) {
+    ASSERT_FALSE(jpeg.empty()) << file;
     for (const char* name : {"torchvision", "torchvision-crop", "keras-torch"})
       for (int size : {224, 600})
         for (bool fast : {false, true}) {

@@ -57,4 +57,11 @@ inline ImageU8 random_image(int w, int h, int c, unsigned seed) {
 
 std::string sha256_hex(const void* data, std::size_t size);
 
+// A test data file's bytes (empty if it cannot be read).
+std::vector<std::uint8_t> read_bytes(const std::string& name);
+// A JPEG of colour ramps and texture from libjpeg itself; sampling: 0 4:4:4,
+// 1 4:2:0, 2 4:2:2.
+std::vector<std::uint8_t> encode_jpeg(int w, int h, int sampling, bool progressive, int restart_mcus = 0,
+                                      int quality = 90);
+
 }  // namespace vinfer::test

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <jpeglib.h>
+
 #include "test_support.hpp"
 #include "util/cpu_features.hpp"
 #include "util/file_io.hpp"
@@ -18,6 +20,52 @@
 #include "vinfer/stats.hpp"
 
 namespace vinfer::test {
+
+std::vector<std::uint8_t> read_bytes(const std::string& name) {
+  std::vector<std::uint8_t> bytes;
+  std::FILE* fp = std::fopen(data_path(name).c_str(), "rb");
+  if (!fp) return bytes;
+  for (int ch; (ch = std::fgetc(fp)) != EOF;) bytes.push_back(static_cast<std::uint8_t>(ch));
+  std::fclose(fp);
+  return bytes;
+}
+
+std::vector<std::uint8_t> encode_jpeg(int w, int h, int sampling, bool progressive, int restart_mcus,
+                                      int quality) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* mem = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &mem, &size);
+  c.image_width = static_cast<JDIMENSION>(w);
+  c.image_height = static_cast<JDIMENSION>(h);
+  c.input_components = 3;
+  c.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, quality, TRUE);
+  c.restart_interval = static_cast<unsigned>(restart_mcus);
+  c.comp_info[0].h_samp_factor = sampling ? 2 : 1;
+  c.comp_info[0].v_samp_factor = sampling == 1 ? 2 : 1;
+  if (progressive) jpeg_simple_progression(&c);
+  jpeg_start_compress(&c, TRUE);
+  std::vector<std::uint8_t> row(static_cast<std::size_t>(w) * 3);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {  // smooth colour ramps plus texture, so the chroma varies
+      row[3 * x] = static_cast<std::uint8_t>((x * 255) / w ^ (y & 16 ? 0x20 : 0));
+      row[3 * x + 1] = static_cast<std::uint8_t>((y * 255) / h);
+      row[3 * x + 2] = static_cast<std::uint8_t>(((x + y) * 7) & 255);
+    }
+    JSAMPROW r = row.data();
+    jpeg_write_scanlines(&c, &r, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<std::uint8_t> out(mem, mem + size);
+  std::free(mem);
+  return out;
+}
 
 // Compact SHA-256 (FIPS 180-4) used to compare large outputs with committed digests.
 std::string sha256_hex(const void* data, std::size_t size) {
