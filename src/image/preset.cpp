@@ -201,8 +201,9 @@ void Preprocessor::finish(const ImageView<std::uint8_t>& rgb, int streamed, floa
 void Preprocessor::run_memory(const std::uint8_t* data, std::size_t size, const std::string& name, float* out) {
   const auto t0 = Clock::now();
   DecodeOptions opt = preset_decode_options();
-  // Overlap the horizontal resize pass with the decode on large images when
-  // a second thread is allowed (below ~0.25 MP waking it costs what it saves).
+  // Overlap the resize and the normalization with the decode on large images
+  // when a second thread is allowed (below ~0.25 MP waking it costs what it
+  // saves, unless the decoder's own helper thread does the work).
   if (threads_ >= 2 && !opt.apply_exif_orientation) {
     if (!stream_) stream_.reset(new Stream());
     Stream* st = stream_.get();

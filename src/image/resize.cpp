@@ -97,9 +97,9 @@ struct Resizer::Impl {
     return plan;
   }
 
-  // Source rows [lo, hi) that the vertical pass reads.
   void stream_vertical_rows(ImageU8& out, int y0, int y1) const;
 
+  // Source rows [lo, hi) that the vertical pass reads.
   static std::pair<int, int> rows_needed(const ResizePlan& p, int ih) {
     if (p.skip_y) return {0, ih};
     const int lo = p.y.start.front();
