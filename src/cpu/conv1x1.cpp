@@ -22,14 +22,14 @@ bool Conv1x1Pre::supports(const Conv1x1Geometry& g) {
   const auto out_size = [&](int in) { return (in + 2 * g.pad - g.kernel) / g.stride + 1; };
   const bool map_ok = !g.gathers() || (g.ow > 0 && g.hw % g.ow == 0 && in_h_ok(g) && out_size(g.in_w) == g.ow &&
                                        out_size(g.in_h) == g.hw / g.ow);
-  return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 && g.ic % g.block == 0 && g.oc % g.block == 0 &&
+  return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 && g.oc % g.block == 0 &&
          (g.stride == 1 || g.stride == 2) && (g.kernel == 1 || g.kernel == 3) && g.pad >= 0 && g.pad < g.kernel &&
          map_ok;
 }
 
 Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
-                       float lo, float hi)
-    : g_(g), pre_lo_(pre.lo), lo_(lo), hi_(hi) {
+                       float lo, float hi, OutAct act)
+    : g_(g), pre_lo_(pre.lo), lo_(lo), hi_(hi), act_(act) {
   own_next_ = prefetch_own_weights();
   rows_fn_ = rows_fn(g.block);
   rows_ = g.block == 16 ? 12 : 6;
@@ -43,21 +43,24 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   if (g.hw <= kMaxBlockPixels && share > (512 << 10)) block_px_ = std::max(block_px_, g.hw);
   static_assert(kTiles * 12 <= kMaxBlockPixels);
   const int L = g.block, group = 2 * L;
-  const int K = g.depth(), taps = g.kernel * g.kernel;
+  const int K = g.depth(), taps = g.kernel * g.kernel, icb = g.ic_blocks();
   w_ = aligned_block(sizeof(float) * K * g.oc);
   float* w = static_cast<float*>(w_.get());
   const int groups = (g.oc + group - 1) / group;
 #pragma omp parallel for collapse(2) schedule(static)  // (loading: on every thread, rows written in order)
   for (int gi = 0; gi < groups; ++gi)
-    for (int k = 0; k < K; ++k) {  // k = tap x ic + channel; OIHW holds [o][channel][tap]
-      const int col0 = gi * group, width = std::min(group, g.oc - col0);
+    for (int k = 0; k < K; ++k) {  // k = tap x ic_blocks + channel; OIHW holds [o][channel][tap]
+      const int col0 = gi * group, width = std::min(group, g.oc - col0), ch = k % icb;
       float* row = w + static_cast<std::size_t>(col0) * K + static_cast<std::size_t>(k) * width;
       for (int o = col0; o < col0 + width; ++o)
-        row[o - col0] = weights[(static_cast<std::size_t>(o) * g.ic + k % g.ic) * taps + k / g.ic];
+        row[o - col0] = ch < g.ic ? weights[(static_cast<std::size_t>(o) * g.ic + ch) * taps + k / icb] : 0.f;
     }
   bias_.assign(g.oc, 0.f);
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
-  if (pre.scale) scale_.assign(pre.scale, pre.scale + g.ic), shift_.assign(pre.shift, pre.shift + g.ic);
+  if (pre.scale) {
+    scale_.assign(icb, 0.f), shift_.assign(icb, 0.f);
+    std::copy(pre.scale, pre.scale + g.ic, scale_.begin()), std::copy(pre.shift, pre.shift + g.ic, shift_.begin());
+  }
 }
 
 std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
@@ -79,7 +82,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   Conv1x1Call call;
   call.src = src, call.w = static_cast<const float*>(w_.get()), call.bias = bias_.data();
   if (!scale_.empty()) call.pre_scale = scale_.data(), call.pre_shift = shift_.data();
-  call.pre_lo = pre_lo_, call.lo = lo_, call.hi = hi_, call.res = residual, call.dst = dst;
+  call.pre_lo = pre_lo_, call.lo = lo_, call.hi = hi_, call.act = act_, call.res = residual, call.dst = dst;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();

@@ -26,7 +26,9 @@
 namespace vinfer::cpu {
 
 struct Conv1x1Geometry {
-  int ic = 0, oc = 0;  // channels (multiples of the block)
+  // Channels: oc a multiple of the block; ic any (the input's last block is
+  // read up to ic, its padding lanes ignored).
+  int ic = 0, oc = 0;
   int hw = 0;          // output pixels
   int block = 8;       // channel block of src and dst (8 or 16)
   // Stride 2 (ResNet's downsampling shortcuts): the input is in_h x in_w and
@@ -37,8 +39,13 @@ struct Conv1x1Geometry {
   int kernel = 1, pad = 0;
   bool gathers() const { return stride != 1 || kernel != 1; }
   std::size_t in_pixels() const { return gathers() ? static_cast<std::size_t>(in_h) * in_w : static_cast<std::size_t>(hw); }
-  int depth() const { return ic * kernel * kernel; }  // the GEMM's k
+  int ic_blocks() const { return (ic + block - 1) / block * block; }  // ic, rounded up to the block
+  int depth() const { return ic_blocks() * kernel * kernel; }  // the GEMM's k (zero weights on the padding)
 };
+
+// The function applied to each output after the bias and residual: a clamp
+// to [lo, hi], or SiLU (x * sigmoid(x), EfficientNet's).
+enum class OutAct : int { Clamp, Swish };
 
 // The most pixels a kernel call packs (conv1x1.cpp's blocks).
 constexpr int kMaxBlockPixels = 64;
@@ -55,9 +62,9 @@ struct PreActivation {
   float lo = -std::numeric_limits<float>::infinity();  // 0 for a ReLU
 };
 
-// What one call of a kernel reads and writes: dst = clamp(W x pre(src) + bias
-// (+ res), lo, hi). res: a tensor of dst's layout added before the clamp (a
-// residual connection), or null.
+// What one call of a kernel reads and writes: dst = act(W x pre(src) + bias
+// (+ res)), act the clamp to [lo, hi] or `act`. res: a tensor of dst's layout
+// added before it (a residual connection), or null.
 struct Conv1x1Call {
   const float* src = nullptr;
   const float* w = nullptr;  // packed
@@ -65,6 +72,7 @@ struct Conv1x1Call {
   const float* pre_scale = nullptr;  // null: no pre-activation
   const float* pre_shift = nullptr;
   float pre_lo = 0, lo = 0, hi = 0;
+  OutAct act = OutAct::Clamp;
   const float* res = nullptr;
   float* dst = nullptr;
 };
@@ -85,9 +93,11 @@ class Conv1x1Pre {
   static bool supports(const Conv1x1Geometry& g);
 
   // weights: OIHW (oc x ic x 1 x 1); bias: oc values or null; pre: ic scales
-  // and shifts, or none. Outputs are clamped to [lo, hi].
+  // and shifts, or none. Outputs are clamped to [lo, hi], or (act not Clamp)
+  // go through act; a residual is added only with Clamp.
   Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
-             float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity());
+             float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
+             OutAct act = OutAct::Clamp);
 
   // src, dst: blocked tensors of the geometry; scratch: 64-byte aligned,
   // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads,
@@ -114,6 +124,7 @@ class Conv1x1Pre {
   Block w_;  // [oc / 2L][ic][2L], a last group of L where oc is an odd number of vectors
   std::vector<float> bias_, scale_, shift_;
   float pre_lo_, lo_, hi_;
+  OutAct act_;
   bool own_next_ = true;  // PrefetchCursor::own_next
 };
 

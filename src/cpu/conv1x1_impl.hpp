@@ -15,27 +15,39 @@ struct Conv1x1Kernels {
   using V = typename I::V;
   static constexpr int L = I::L;
 
+  // Calls body(load) with a load of the channel block at c: whole, or (the
+  // input's last, partial block) its first ic - c lanes and zeros, so that
+  // the padding lanes (any values) meet the zero weights as zeros.
+  template <class Body>
+  static void with_block_load(const Conv1x1Geometry& g, int c, Body body) {
+    const int valid = g.ic - c;
+    if (valid >= L) body([](const float* p) { return I::load(p); });
+    else body([valid](const float* p) { return I::load_n(p, valid); });
+  }
+
   // packed[r][k] = max(x * scale + shift, pre_lo) (or x) for pixels [p0, p0 + n).
   static void pack(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
     if (g.gathers()) return pack_gathered(g, a, p0, n, packed);
-    const int K = g.ic, ld = packed_ld(K);
+    const int K = g.ic_blocks(), ld = packed_ld(K);
     const std::size_t plane = g.in_pixels() * L;
     const V plo = I::set1(a.pre_lo);
     for (int c = 0; c < K; c += L) {
       const float* x = a.src + (c / L) * plane + static_cast<std::size_t>(p0) * L;
-      if (!a.pre_scale) {
-        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::load(x + r * L));
-        continue;
-      }
-      const V s = I::load(a.pre_scale + c), t = I::load(a.pre_shift + c);
-      for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(I::load(x + r * L), s, t), plo));
+      with_block_load(g, c, [&](auto load) {
+        if (!a.pre_scale) {
+          for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, load(x + r * L));
+          return;
+        }
+        const V s = I::load(a.pre_scale + c), t = I::load(a.pre_shift + c);
+        for (int r = 0; r < n; ++r) I::store(packed + r * ld + c, I::max(I::fmadd(load(x + r * L), s, t), plo));
+      });
     }
   }
 
-  // The same for a stride of 2 or a 3x3 window (im2col): k = tap x ic +
-  // channel, zero where the tap falls on the padding.
+  // The same for a stride of 2 or a 3x3 window (im2col): k = tap x
+  // ic_blocks + channel, zero where the tap falls on the padding.
   static void pack_gathered(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
-    const int IC = g.ic, ld = packed_ld(g.depth()), taps = g.kernel * g.kernel;
+    const int IC = g.ic_blocks(), ld = packed_ld(g.depth()), taps = g.kernel * g.kernel;
     const std::size_t plane = g.in_pixels() * L;
     // Where each output pixel's taps are (in pixels of the input map; -1: padding).
     std::ptrdiff_t at[kMaxBlockPixels * 9];
@@ -50,20 +62,45 @@ struct Conv1x1Kernels {
     for (int c = 0; c < IC; c += L) {
       const float* x = a.src + (c / L) * plane;
       const V s = a.pre_scale ? I::load(a.pre_scale + c) : zero, t = a.pre_scale ? I::load(a.pre_shift + c) : zero;
-      for (int r = 0; r < n; ++r)
-        for (int tap = 0; tap < taps; ++tap) {
-          const std::ptrdiff_t i = at[r * taps + tap];
-          float* out = packed + r * ld + tap * IC + c;
-          if (i < 0) I::store(out, zero);
-          else if (!a.pre_scale) I::store(out, I::load(x + i * L));
-          else I::store(out, I::max(I::fmadd(I::load(x + i * L), s, t), plo));
-        }
+      with_block_load(g, c, [&](auto load) {
+        for (int r = 0; r < n; ++r)
+          for (int tap = 0; tap < taps; ++tap) {
+            const std::ptrdiff_t i = at[r * taps + tap];
+            float* out = packed + r * ld + tap * IC + c;
+            if (i < 0) I::store(out, zero);
+            else if (!a.pre_scale) I::store(out, load(x + i * L));
+            else I::store(out, I::max(I::fmadd(load(x + i * L), s, t), plo));
+          }
+      });
     }
   }
 
+  // x * sigmoid(x) = x / (1 + e^-x): e^-x as 2^n e^r (|r| <= ln 2 / 2, a
+  // degree-6 polynomial), the reciprocal by the ISA's estimate and a Newton
+  // step: relative error ~2e-7 against the formula in double. -x is clamped
+  // to [-87, 88] so that 2^n stays a normal float and 1 + e^-x finite; a NaN
+  // stays NaN (the final product).
+  static V swish(V x) {
+    const V t = I::min(I::max(I::sub(I::zero(), x), I::set1(-87.f)), I::set1(88.f));
+    const V n = I::round(I::mul(t, I::set1(1.44269504088896341f)));
+    V r = I::fnmadd(n, I::set1(0.693359375f), t);
+    r = I::fnmadd(n, I::set1(-2.12194440e-4f), r);
+    V p = I::set1(1.f / 720);
+    p = I::fmadd(p, r, I::set1(1.f / 120));
+    p = I::fmadd(p, r, I::set1(1.f / 24));
+    p = I::fmadd(p, r, I::set1(1.f / 6));
+    p = I::fmadd(p, r, I::set1(0.5f));
+    p = I::fmadd(p, r, I::set1(1.f));
+    p = I::fmadd(p, r, I::set1(1.f));
+    const V d = I::add(I::set1(1.f), I::scale2(p, n));
+    V q = I::rcp(d);
+    q = I::mul(q, I::fnmadd(d, q, I::set1(2.f)));
+    return I::mul(x, q);
+  }
+
   // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their
-  // packed rows; Res: with a.res added.
-  template <int N, bool Res>
+  // packed rows; Res: with a.res added; A: the output function (conv1x1.hpp).
+  template <int N, bool Res, OutAct A>
   static void tile(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width, const float* packed,
                    V vlo, V vhi, PrefetchCursor* pf, const char* own_at, int own_step) {
     const int K = g.depth();
@@ -79,7 +116,9 @@ struct Conv1x1Kernels {
     auto out = [&](int r, int half, V acc) __attribute__((always_inline)) {
       V v = I::add(acc, half ? bias1 : bias0);
       if constexpr (Res) v = I::add(v, I::load((half ? r1 : r0) + r * L));
-      I::store((half ? o1 : o0) + r * L, I::min(I::max(v, vlo), vhi));
+      if constexpr (A == OutAct::Swish) v = swish(v);
+      else v = I::min(I::max(v, vlo), vhi);
+      I::store((half ? o1 : o0) + r * L, v);
     };
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;
@@ -97,14 +136,14 @@ struct Conv1x1Kernels {
     }
   }
 
-  template <bool Res, int... N>
+  template <bool Res, OutAct A, int... N>
   static void tail(int n, const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int col, int width,
                    const float* packed, V vlo, V vhi, PrefetchCursor* pf, const char* own_at, int own_step,
                    std::integer_sequence<int, N...>) {
-    ((n == N + 1 ? tile<N + 1, Res>(g, a, p0, col, width, packed, vlo, vhi, pf, own_at, own_step) : void()), ...);
+    ((n == N + 1 ? tile<N + 1, Res, A>(g, a, p0, col, width, packed, vlo, vhi, pf, own_at, own_step) : void()), ...);
   }
 
-  template <bool Res>
+  template <bool Res, OutAct A>
   static void tiles(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, int oc0, int oc1,
                     const float* packed, PrefetchCursor* pf) {
     const V vlo = I::set1(a.lo), vhi = I::set1(a.hi);
@@ -124,8 +163,8 @@ struct Conv1x1Kernels {
         if (pf && pf->own_next && next > 0)
           own_share(a.w + static_cast<std::size_t>(col + width) * K, sizeof(float) * K * next, K, i, row_tiles, own_at,
                     own_step);
-        if (rows == I::R) tile<I::R, Res>(g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step);
-        else tail<Res>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step,
+        if (rows == I::R) tile<I::R, Res, A>(g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step);
+        else tail<Res, A>(rows, g, a, p0 + r, col, width, p, vlo, vhi, pf, own_at, own_step,
                        std::make_integer_sequence<int, I::R - 1>());
       }
     }
@@ -137,8 +176,11 @@ struct Conv1x1Kernels {
   static void run_rows(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {
     pack(g, a, p0, n, packed);
-    if (a.res) tiles<true>(g, a, p0, n, oc0, oc1, packed, pf);
-    else tiles<false>(g, a, p0, n, oc0, oc1, packed, pf);
+    // (a residual comes with a clamp only: ResNet's; MobileNet's and
+    // EfficientNet's are added after a convolution without activation)
+    if (a.res) tiles<true, OutAct::Clamp>(g, a, p0, n, oc0, oc1, packed, pf);
+    else if (a.act == OutAct::Swish) tiles<false, OutAct::Swish>(g, a, p0, n, oc0, oc1, packed, pf);
+    else tiles<false, OutAct::Clamp>(g, a, p0, n, oc0, oc1, packed, pf);
   }
 };
 

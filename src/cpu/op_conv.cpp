@@ -465,11 +465,12 @@ bool plain_conv1x1_allowed(bool& anywhere) {
 }
 
 // Adds vinfer's 1x1 kernel (a 1x1, or a 3x3 as a GEMM over its windows) for
-// the node, with the residual Sum of sum_input (or none: -1) and a clamp.
+// the node, with the residual Sum of sum_input (or none: -1) and a clamp or
+// act.
 void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& geo, const TensorData& w,
-                       const TensorData* b, int sum_input, float lo, float hi) {
+                       const TensorData* b, int sum_input, float lo, float hi, OutAct act = OutAct::Clamp) {
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
-      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi),
+      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi, act),
       omp_get_max_threads(), ctx.graph().value(n.inputs[0]).shape[0]);
   op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
@@ -477,37 +478,42 @@ void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& 
   op->acts[DNNL_ARG_DST] = sum_input >= 0 ? ctx.output(n.outputs[0], Form::Blocked) : ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") +
+             (act == OutAct::Swish ? "_silu" : "") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
-  op->flops = 2.0 * geo.depth() * geo.oc * geo.hw * static_cast<double>(ctx.graph().value(n.inputs[0]).shape[0]);
+  op->flops = 2.0 * geo.ic * geo.kernel * geo.kernel * geo.oc * geo.hw *
+              static_cast<double>(ctx.graph().value(n.inputs[0]).shape[0]);
   ctx.add(std::move(op));
 }
 
 // vinfer's 1x1 kernel without a pre-activation, with the node's residual
-// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2,
-// blocked input, and by default only with AVX-512 on output maps of at most
-// 14x14 (ResNet50's layer3/4 and its downsampling shortcuts, DenseNet's last
-// transitions), where each layer's weights are used by few pixels, so that
-// reading them from memory weighs, and vinfer's kernel prefetches the next
-// layers' weights while it runs; oneDNN's cannot.
+// Sum and clamp, if it takes the node: a 1x1 of stride 1 or 2, blocked input,
+// and by default only with AVX-512 on output maps of at most 14x14 (ResNet50's
+// layer3/4 and its downsampling shortcuts, DenseNet's last transitions), where
+// each layer's weights are used by few pixels, so that reading them from
+// memory weighs, and vinfer's kernel prefetches the next layers' weights while
+// it runs; oneDNN's cannot. A 1x1 that ends in SiLU it takes on any map: there
+// oneDNN's 1x1 kernel spends more time on the function than on the
+// convolution (EfficientNet's expansions; with AVX2, oneDNN's was as fast).
 bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
                          const TensorData& w, const TensorData* b, Form in_form) {
-  bool anywhere;
   int sum_input;
   float lo, hi;
   const bool one_by_one = w.shape.size() == 4 && w.shape[2] == 1 && w.shape[3] == 1 && p.group == 1 &&
                           p.dilations == std::vector<std::int64_t>{1, 1} && p.pads_begin == std::vector<std::int64_t>{0, 0} &&
                           p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
                           p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
-  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || !one_by_one ||
-      !epilogue_of(n, true, sum_input, lo, hi))
-    return false;
+  const bool clamp = epilogue_of(n, true, sum_input, lo, hi);
+  const OutAct act = n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Swish ? OutAct::Swish : OutAct::Clamp;
+  if (!clamp && act == OutAct::Clamp) return false;
+  bool anywhere;
+  if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || !one_by_one) return false;
   Conv1x1Geometry geo;
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
   geo.block = channel_block();
   geo.stride = static_cast<int>(p.strides[0]);
   geo.in_h = static_cast<int>(xs[2]), geo.in_w = static_cast<int>(xs[3]), geo.ow = static_cast<int>(ys[3]);
-  if (!Conv1x1Pre::supports(geo) || (!anywhere && geo.hw > 14 * 14)) return false;
-  add_plain_conv1x1(ctx, n, geo, w, b, sum_input, lo, hi);
+  if (!Conv1x1Pre::supports(geo) || (!anywhere && act == OutAct::Clamp && geo.hw > 14 * 14)) return false;
+  add_plain_conv1x1(ctx, n, geo, w, b, sum_input, lo, hi, act);
   return true;
 }
 

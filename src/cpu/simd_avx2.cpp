@@ -31,6 +31,16 @@ struct Avx2 {
   static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V load_n(const float* p, int n) {  // the first n lanes, zeros after
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes));
+  }
+  static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V scale2(V a, V n) {  // a * 2^n, n integral in [-126, 127]
+    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(a, _mm256_castsi256_ps(e));
+  }
+  static V rcp(V a) { return _mm256_rcp_ps(a); }
 #include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS

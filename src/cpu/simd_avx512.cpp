@@ -42,6 +42,10 @@ struct Avx512 {
   static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p); }
+  static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V scale2(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^n, n integral
+  static V rcp(V a) { return _mm512_rcp14_ps(a); }
 #include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS

@@ -770,9 +770,10 @@ TEST(Winograd, CompactWeightsHalveThePositionsSplit) {
 
 // vinfer's 1x1 convolution (src/cpu/conv1x1*) against plain loops: both
 // channel blocks, with and without the pre-activation (and its ReLU), bias,
-// residual, clamps, stride 1 and 2, 3x3 windows with padding, maps split by
-// pixels and (few pixels) by output channels, partial register tiles, an odd
-// number of output vectors, 1-3 threads.
+// residual, clamps, SiLU, stride 1 and 2, 3x3 windows with padding, maps split
+// by pixels and (few pixels) by output channels, partial register tiles, an
+// odd number of output vectors, input channels that end in a partial block
+// (its padding lanes hold NaN), 1-3 threads.
 TEST(Conv1x1Pre, MatchesPlainLoops) {
   enum Pre { None, Affine, AffineRelu };
   struct Case {
@@ -782,8 +783,10 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
     float lo, hi;
     int in_h = 0, in_w = 0;  // gathered from this input map (hw: unused), by default a 1x1 of stride 2
     int kernel = 1, stride = 2, pad = 0;
+    cpu::OutAct act = cpu::OutAct::Clamp;
   };
   const float inf = std::numeric_limits<float>::infinity();
+  const cpu::OutAct silu = cpu::OutAct::Swish;
   const std::vector<Case> cases = {
       {64, 128, 3136, 16, AffineRelu, true, false, 0.f, inf},  // DenseNet's first block
       {96, 48, 49, 16, AffineRelu, false, false, -inf, inf},   // 7x7: channel split; 48 = 32 + 16
@@ -808,6 +811,14 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       {32, 32, 0, 16, None, false, true, 0.f, inf, 9, 11, 3, 1, 1},
       {48, 32, 0, 16, AffineRelu, true, false, -inf, inf, 8, 8, 3, 2, 1},
       {24, 16, 0, 8, None, true, true, 0.f, inf, 15, 16, 3, 2, 1},
+      // Partial input blocks (EfficientNet's 24- and 40-channel maps), SiLU.
+      {24, 144, 200, 16, None, true, false, -inf, inf, 0, 0, 1, 2, 0, silu},
+      {16, 96, 1000, 16, None, true, false, -inf, inf, 0, 0, 1, 2, 0, silu},
+      {1152, 48, 49, 16, None, false, false, -inf, inf, 0, 0, 1, 2, 0, silu},  // channel split
+      {20, 24, 77, 8, None, true, false, -inf, inf, 0, 0, 1, 2, 0, silu},
+      {72, 32, 49, 16, AffineRelu, true, false, -inf, inf},
+      {40, 32, 0, 16, None, true, true, 0.f, inf, 14, 14},
+      {20, 16, 0, 8, None, true, false, -inf, inf, 9, 9, 3, 2, 1},
   };
   IsaCoverage isa;
   for (const Case& c : cases) {
@@ -836,7 +847,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       const int iy = p / g.ow * g.stride + t / g.kernel - g.pad, ix = p % g.ow * g.stride + t % g.kernel - g.pad;
       return iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w ? iy * g.in_w + ix : -1;
     };
-    std::vector<float> src(static_cast<std::size_t>(c.ic) * in_px), res(static_cast<std::size_t>(c.oc) * hw),
+    const int ic_blocks = (c.ic + c.block - 1) / c.block * c.block;
+    std::vector<float> src(static_cast<std::size_t>(ic_blocks) * in_px, NAN), res(static_cast<std::size_t>(c.oc) * hw),
         want(res.size());
     for (int i = 0; i < c.ic; ++i)
       for (int p = 0; p < in_px; ++p) src[at(i, p, in_px)] = x.f[static_cast<std::size_t>(i) * in_px + p];
@@ -857,11 +869,11 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
           }
         if (c.residual) acc += res[at(o, p, hw)];
         scale = std::max(scale, std::fabs(acc));
-        want[at(o, p, hw)] = static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
+        want[at(o, p, hw)] = static_cast<float>(c.act == silu ? acc / (1 + std::exp(-acc)) : std::clamp<double>(acc, c.lo, c.hi));
       }
     cpu::PreActivation pre;
     if (c.pre != None) pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.pre == AffineRelu ? 0.f : -inf;
-    cpu::Conv1x1Pre k(g, w.f.data(), c.bias ? b.f.data() : nullptr, pre, c.lo, c.hi);
+    cpu::Conv1x1Pre k(g, w.f.data(), c.bias ? b.f.data() : nullptr, pre, c.lo, c.hi, c.act);
     const float* residual = c.residual ? res.data() : nullptr;
     const int max_threads = omp_get_max_threads();
     for (int threads : {1, 2, 3}) {
@@ -1258,6 +1270,34 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
     ASSERT_EQ(impls.size(), 3u);
     EXPECT_EQ(impls[0].rfind("vinfer:conv3x3_gemm_avx", 0) == 0, own) << impls[0];
     for (std::size_t i = 1; i < 3; ++i) EXPECT_EQ(impls[i].rfind("vinfer:conv1x1_avx", 0) == 0, own) << impls[i];
+  }
+}
+
+// A 1x1 whose output goes through SiLU (x * Sigmoid(x), as exporters write
+// EfficientNet's) on a 24-channel input (a partial channel block): with
+// AVX-512 vinfer's kernel runs it with the function fused, elsewhere oneDNN's;
+// both match the reference, and VINFER_CONV1X1=onednn gives oneDNN's.
+TEST(Conv1x1Pre, EngineFusesSilu) {
+  Graph g;
+  const int x = g.add_input("x", {1, 24, 19, 21});
+  const int c = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({96, 24, 1, 1}, 71)),
+                                    g.add_constant("b", test::random_tensor({96}, 72))})[0];
+  g.mark_output(g.add_node("Mul", {c, g.add_node("Sigmoid", {c})[0]})[0]);
+  const bool avx512 = detail::cpu_features().avx512;
+  for (const char* setting : {"", "onednn"}) {
+    if (*setting) ::setenv("VINFER_CONV1X1", setting, 1);
+    EXPECT_LT(cpu_vs_reference(g), 1e-5) << setting;
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = Model::from_graph(g, "test", opt);
+    ::unsetenv("VINFER_CONV1X1");
+    const TensorData in = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    std::vector<std::string> impls;
+    for (const LayerProfile& l : m.profile(in.f.data(), y.data()))
+      if (l.name.rfind("Conv ", 0) == 0) impls.push_back(l.impl);
+    ASSERT_EQ(impls.size(), 1u) << ::testing::PrintToString(impls);  // the Sigmoid and Mul fused
+    EXPECT_EQ(impls[0] == "vinfer:conv1x1_silu_avx512", avx512 && !*setting) << impls[0];
   }
 }
 
