@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cpu/aligned.hpp"
+#include "cpu/out_act.hpp"
 #include "cpu/prefetch.hpp"
 
 namespace vinfer::cpu {
@@ -42,10 +43,6 @@ struct Conv1x1Geometry {
   int ic_blocks() const { return (ic + block - 1) / block * block; }  // ic, rounded up to the block
   int depth() const { return ic_blocks() * kernel * kernel; }  // the GEMM's k (zero weights on the padding)
 };
-
-// The function applied to each output after the bias and residual: a clamp
-// to [lo, hi], or SiLU (x * sigmoid(x), EfficientNet's).
-enum class OutAct : int { Clamp, Swish };
 
 // The most pixels a kernel call packs (conv1x1.cpp's blocks).
 constexpr int kMaxBlockPixels = 64;

@@ -75,29 +75,6 @@ struct Conv1x1Kernels {
     }
   }
 
-  // x * sigmoid(x) = x / (1 + e^-x): e^-x as 2^n e^r (|r| <= ln 2 / 2, a
-  // degree-6 polynomial), the reciprocal by the ISA's estimate and a Newton
-  // step: relative error ~2e-7 against the formula in double. -x is clamped
-  // to [-87, 88] so that 2^n stays a normal float and 1 + e^-x finite; a NaN
-  // stays NaN (the final product).
-  static V swish(V x) {
-    const V t = I::min(I::max(I::sub(I::zero(), x), I::set1(-87.f)), I::set1(88.f));
-    const V n = I::round(I::mul(t, I::set1(1.44269504088896341f)));
-    V r = I::fnmadd(n, I::set1(0.693359375f), t);
-    r = I::fnmadd(n, I::set1(-2.12194440e-4f), r);
-    V p = I::set1(1.f / 720);
-    p = I::fmadd(p, r, I::set1(1.f / 120));
-    p = I::fmadd(p, r, I::set1(1.f / 24));
-    p = I::fmadd(p, r, I::set1(1.f / 6));
-    p = I::fmadd(p, r, I::set1(0.5f));
-    p = I::fmadd(p, r, I::set1(1.f));
-    p = I::fmadd(p, r, I::set1(1.f));
-    const V d = I::add(I::set1(1.f), I::scale2(p, n));
-    V q = I::rcp(d);
-    q = I::mul(q, I::fnmadd(d, q, I::set1(2.f)));
-    return I::mul(x, q);
-  }
-
   // Output channels [col, col + 2L or L) of pixels [p0, p0 + N) from their
   // packed rows; Res: with a.res added; A: the output function (conv1x1.hpp).
   template <int N, bool Res, OutAct A>
@@ -116,9 +93,7 @@ struct Conv1x1Kernels {
     auto out = [&](int r, int half, V acc) __attribute__((always_inline)) {
       V v = I::add(acc, half ? bias1 : bias0);
       if constexpr (Res) v = I::add(v, I::load((half ? r1 : r0) + r * L));
-      if constexpr (A == OutAct::Swish) v = swish(v);
-      else v = I::min(I::max(v, vlo), vhi);
-      I::store((half ? o1 : o0) + r * L, v);
+      I::store((half ? o1 : o0) + r * L, OutActs<I>::template apply<A>(v, vlo, vhi));
     };
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;

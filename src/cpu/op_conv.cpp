@@ -112,6 +112,15 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
   return epilogue_of(n, false, sum_input, lo, hi);
 }
 
+// The function vinfer's own kernels apply to a node's outputs, if its
+// post-ops are a clamp (clamp_of) or one Swish (SiLU).
+bool out_act_of(const Node& n, float& lo, float& hi, OutAct& act) {
+  act = n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Swish ? OutAct::Swish : OutAct::Clamp;
+  if (act == OutAct::Clamp) return clamp_of(n, lo, hi);
+  lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  return true;
+}
+
 // Which kernel runs a 3x3 convolution of stride 1 or 2: oneDNN's, vinfer's
 // Winograd (split by tiles or by positions; stride 1: F(4,3), or F(2,3) on
 // small maps), or (stride 2) vinfer's GEMM over the 3x3 windows on its 1x1
@@ -131,11 +140,11 @@ const char* kind_name(Conv3x3 k) {
   return "?";
 }
 
-// vinfer's Winograd geometry for the node, if its kernels run the shape
-// (maps of at least min_map pixels).
+// vinfer's Winograd geometry and output function for the node, if its
+// kernels run the shape (maps of at least min_map pixels).
 bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys, int min_map,
-                           WinogradGeometry& geo, float& lo, float& hi) {
-  if (ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !clamp_of(n, lo, hi)) return false;
+                           WinogradGeometry& geo, float& lo, float& hi, OutAct& act) {
+  if (ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !out_act_of(n, lo, hi, act)) return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -243,7 +252,7 @@ Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool
 // direct: its direct convolution; gemm: the GEMM's geometry, if it runs the
 // layer. The winner's Winograd, if vinfer's, is left in `kept`.
 Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const Conv1x1Geometry* gemm, float lo, float hi,
-                 const TensorData& w, const TensorData* b, Conv3x3 rule,
+                 OutAct act, const TensorData& w, const TensorData* b, Conv3x3 rule,
                  const dnnl::convolution_forward::primitive_desc& onednn_wino,
                  const dnnl::convolution_forward::primitive_desc& direct, std::unique_ptr<Winograd3x3>& kept) {
   // Direct convolution does 2.25-4x the multiplications of the stride-1
@@ -288,9 +297,9 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                     std::find(kinds.begin(), kinds.end(), Conv3x3::VinferPositions) != kinds.end();
   char key[256], images[32] = "";
   if (g.images > 1) std::snprintf(images, sizeof images, " images %d", g.images);
-  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s%s of",
+  int at = std::snprintf(key, sizeof key, "conv3x3 %d>%d %dx%d>%dx%d pad %d,%d block %d threads %d bias %d clamp %g,%g%s%s%s%s of",
                          g.ic, g.oc, g.h, g.w, g.oh, g.ow, g.pad_t, g.pad_l, g.block, omp_get_max_threads(), b ? 1 : 0, lo,
-                         hi, g.stride == 2 ? " stride 2" : "", images, half ? " half" : "");
+                         hi, act == OutAct::Swish ? " silu" : "", g.stride == 2 ? " stride 2" : "", images, half ? " half" : "");
   for (Conv3x3 k : kinds)
     if (at > 0 && at < static_cast<int>(sizeof key)) at += std::snprintf(key + at, sizeof key - at, " %d", static_cast<int>(k));
   // vinfer's Winograd kernels, one per kind (the split by positions holds its weights half transformed).
@@ -328,7 +337,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                         [&, wm] { evict(wm.get_data_handle(), wm.get_desc().get_size()), touch(src.data(), src_bytes); }});
       } else if (kinds[k] == Conv3x3::VinferGemm) {
         const int threads = omp_get_max_threads();
-        gemm_kernel = std::make_unique<Conv1x1Pre>(*gemm, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi);
+        gemm_kernel = std::make_unique<Conv1x1Pre>(*gemm, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi, act);
         gemm_scratch = aligned_block(gemm_kernel->scratch_bytes(threads));
         Conv1x1Pre& c = *gemm_kernel;
         const int n = g.images;
@@ -339,7 +348,7 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
                         [&] { evict(c.packed_weights(), c.packed_weight_bytes()), touch(src.data(), src_bytes); }});
       } else {
         mine[k] = std::make_unique<Winograd3x3>(form_of(g, kinds[k]), w.f.data(), b ? b->f.data() : nullptr, lo, hi,
-                                               split_of(kinds[k]), ctx.compact_weights());
+                                               split_of(kinds[k]), ctx.compact_weights(), act);
         Winograd3x3* f = mine[k].get();
         runs.push_back({[f, &src, &dst] { f->run(src.data(), dst.data()); },
                         [f, &src, src_bytes] {
@@ -375,13 +384,13 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
 }
 
 // Adds vinfer's Winograd for the node (`kernel`, or one built now with `kind`'s split).
-void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, const TensorData& w,
-                      const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
+void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, OutAct act,
+                      const TensorData& w, const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
   if (!kernel) {
     WinogradGeometry fg = form_of(g, kind);
     fg.images = std::min(g.images, fold_images(fg, g.images, split_of(kind)));
     kernel = std::make_unique<Winograd3x3>(fg, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind),
-                                           ctx.compact_weights());
+                                           ctx.compact_weights(), act);
   }
   const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles, half = kernel->half_transformed();
   const int tile = kernel->geometry().out_tile;
@@ -391,7 +400,7 @@ void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& 
   op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
-             (by_tiles ? "" : "_pos") + (half ? "_half" : "") +
+             (by_tiles ? "" : "_pos") + (half ? "_half" : "") + (act == OutAct::Swish ? "_silu" : "") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * g.oc * g.oh * g.ow * g.ic * 9.0 * static_cast<double>(images);
   ctx.add(std::move(op));
@@ -611,9 +620,10 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   if (lay.in == Form::Plain) return Form::PlainBf16;
   WinogradGeometry geo;
   float lo, hi;
+  OutAct act;
   const bool winograd = ctx.winograd() && p.group == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                         p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
-                        own_winograd_geometry(n, p, xs, ys, xs[1] * ys[1] >= 256 * 256 ? 14 * 14 : 28 * 28, geo, lo, hi);
+                        own_winograd_geometry(n, p, xs, ys, xs[1] * ys[1] >= 256 * 256 ? 14 * 14 : 28 * 28, geo, lo, hi, act);
   return winograd ? Form::Blocked : Form::BlockedBf16;
 }
 
@@ -837,9 +847,11 @@ void build_conv(BuildContext& ctx, const Node& n) {
     }
     WinogradGeometry geo;
     float lo = 0, hi = 0;
-    const bool clamp_only = extra.empty() && clamp_of(n, lo, hi);
-    const bool own = ctx.winograd() && in_form == Form::Blocked && clamp_only &&
-                     own_winograd_geometry(n, p, xs, ys, min_map, geo, lo, hi);
+    OutAct act = OutAct::Clamp;
+    // (own kernels: a clamp or SiLU, no residual sum)
+    const bool own_epilogue = extra.empty() && out_act_of(n, lo, hi, act);
+    const bool own = ctx.winograd() && in_form == Form::Blocked && own_epilogue &&
+                     own_winograd_geometry(n, p, xs, ys, min_map, geo, lo, hi, act);
     if (!own) {  // the geometry still keys the tuning
       geo = {static_cast<int>(xs[1]), static_cast<int>(ys[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3]),
              static_cast<int>(ys[2]), static_cast<int>(ys[3]), static_cast<int>(p.pads_begin[0]),
@@ -847,7 +859,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
     }
     Conv1x1Geometry gemm_geo;
     bool gemm_default = false;
-    const bool gemm = stride2 && clamp_only && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
+    const bool gemm = stride2 && own_epilogue && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
     Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
     geo.images = fold_images(geo, xs[0], Winograd3x3::Split::Tiles);  // timed so (positions: fewer, below)
     std::unique_ptr<Winograd3x3> kernel;
@@ -859,10 +871,11 @@ void build_conv(BuildContext& ctx, const Node& n) {
       const bool whole = xs[0] == geo.images;
       if (wino && !whole)
         wino1 = dnnl::convolution_forward::primitive_desc(desc_of(x1, y1, dnnl::algorithm::convolution_winograd), attr, ctx.engine());
-      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, *w, b, kind, whole ? wino : wino1, direct, kernel);
+      kind = tune_3x3(ctx, geo, own, gemm ? &gemm_geo : nullptr, lo, hi, act, *w, b, kind, whole ? wino : wino1, direct,
+                      kernel);
     }
-    if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi);
-    if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, *w, b, kind, std::move(kernel));
+    if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi, act);
+    if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, act, *w, b, kind, std::move(kernel));
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
   TensorRef src = ctx.input(n.inputs[0], src_form);

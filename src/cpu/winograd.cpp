@@ -60,8 +60,8 @@ bool Winograd3x3::supports(const WinogradGeometry& g) {
 }
 
 Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias, float lo, float hi,
-                         Split split, bool half)
-    : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi) {
+                         Split split, bool half, OutAct act)
+    : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi), act_(act) {
   const int m = output_tile(g);
   g_.images = std::max(1, g.images);
   tiles_w_ = (g.ow + m - 1) / m;
@@ -206,7 +206,7 @@ void Winograd3x3::run_by_tiles(const WinogradGeometry& g, int tiles, const float
       for (int p = 0; p < positions_; ++p)
         fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], g_.ic,
                    g_.oc, mult_[static_cast<std::size_t>(p)] * T, &pf);
-      fns_->output(g, tiles_w_, per_image_, t0, T, lm, m, bias_.data(), lo_, hi_, dst);
+      fns_->output(g, tiles_w_, per_image_, t0, T, lm, m, bias_.data(), lo_, hi_, act_, dst);
       t0 += T, left -= T;
     }
   }
@@ -304,7 +304,7 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
       }
     }
 #pragma omp barrier
-    fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, dst);
+    fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, act_, dst);
   }
 }
 

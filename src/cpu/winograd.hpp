@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "cpu/aligned.hpp"
+#include "cpu/out_act.hpp"
 #include "cpu/prefetch.hpp"
 
 namespace vinfer::cpu {
@@ -125,7 +126,7 @@ struct WinogradKernelFns {
   void (*combine)(const float* w, std::size_t stride, const float coef[3], float* out1, float* out2,
                   std::size_t count);
   void (*output)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lm,
-                 const float* m, const float* bias, float lo, float hi, float* dst);
+                 const float* m, const float* bias, float lo, float hi, OutAct act, float* dst);
 };
 extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_f23_avx2, winograd_f23_avx512,
     winograd_s2_avx2, winograd_s2_avx512;
@@ -142,13 +143,14 @@ class Winograd3x3 {
   static bool supports(const WinogradGeometry& g);
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
-  // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds). half: split by
+  // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds), or with act
+  // Swish go through SiLU instead. half: split by
   // positions, F(4,3) holds its weights half transformed (W = G g, 18
   // floats per channel pair instead of U's 36) and makes each position's
   // panels of U as it runs (about 10 % slower); ignored elsewhere.
   Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias,
               float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
-              Split split = Split::Auto, bool half = false);
+              Split split = Split::Auto, bool half = false, OutAct act = OutAct::Clamp);
 
   // src, dst: blocked tensors of the geometry (g.images images). Runs on the current OpenMP
   // threads; allocates only when that needs more scratch than any run before
@@ -202,6 +204,7 @@ class Winograd3x3 {
   std::array<float, 6 * 3> g_rows_{};  // half transformed: G's rows for W's runs, in float
   std::vector<float> bias_;  // oc
   float lo_, hi_;
+  OutAct act_;
   bool own_next_ = true;  // PrefetchCursor::own_next
   Block own_scratch_;  // for run(src, dst)
   std::size_t own_bytes_ = 0;

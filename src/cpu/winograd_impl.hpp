@@ -168,12 +168,18 @@ struct WinogradKernels {
     }
   }
 
-  // Y = A^T M A per tile and L output channels, plus bias, clamped, into dst;
+  // Y = A^T M A per tile and L output channels, plus bias, through act, into dst;
   // M in layout lm (m points at tile0's row).
   template <class F>
   static void output_transform(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
                                const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi,
-                               float* dst) {
+                               OutAct act, float* dst) {
+    if (act == OutAct::Swish) output_tiles<F, OutAct::Swish>(g, tiles_w, per_image, tile0, T, lm, m, bias, lo, hi, dst);
+    else output_tiles<F, OutAct::Clamp>(g, tiles_w, per_image, tile0, T, lm, m, bias, lo, hi, dst);
+  }
+  template <class F, OutAct A>
+  static void output_tiles(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
+                           const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi, float* dst) {
     constexpr int N = F::N, M = F::M;
     std::size_t pos[N * N];
     F::positions(lm, pos);
@@ -198,7 +204,7 @@ struct WinogradKernels {
           V r[M];
           F::at(tmp[i], r);
           for (int j = 0; j < M && x0 + j < g.ow; ++j) {
-            const V y = I::min(I::max(I::add(r[j], b), vlo), vhi);
+            const V y = OutActs<I>::template apply<A>(I::add(r[j], b), vlo, vhi);
             I::store(image + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
           }
         }

@@ -513,7 +513,7 @@ const WinogradForm kWinogradForms[] = {{cpu::Winograd3x3::Split::Tiles, false, "
 
 // vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) and F(2,3) for
 // stride 1, the polyphase form for stride 2) against plain loops, for both channel blocks,
-// every padding they take, partial tiles and chunks, bias and clamping.
+// every padding they take, partial tiles and chunks, bias, clamping and SiLU.
 // Winograd rounds differently from direct convolution: the bound is relative
 // to the largest output.
 TEST(Winograd, MatchesDirectConvolution) {
@@ -523,6 +523,7 @@ TEST(Winograd, MatchesDirectConvolution) {
     float lo, hi;
     int stride = 1;
     int tile = 4;  // stride 1: F(4,3) or F(2,3)
+    bool silu = false;  // SiLU instead of the clamp
   };
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
@@ -548,6 +549,11 @@ TEST(Winograd, MatchesDirectConvolution) {
       {16, 32, 9, 12, 0, 2, 2, 0, 16, true, -0.5f, 0.5f, 1, 2},
       {8, 16, 40, 37, 1, 1, 1, 1, 8, true, 0.f, inf, 1, 2},   // 380 tiles
       {16, 16, 2, 2, 1, 1, 1, 1, 16, false, -inf, inf, 1, 2},
+      // SiLU (EfficientNetV2's fused blocks) in each form.
+      {48, 32, 30, 29, 1, 1, 1, 1, 16, true, -inf, inf, 1, 4, true},
+      {16, 24, 11, 13, 1, 1, 1, 1, 8, true, -inf, inf, 1, 4, true},
+      {32, 48, 29, 28, 1, 1, 1, 1, 16, true, -inf, inf, 2, 2, true},
+      {16, 16, 7, 7, 1, 1, 1, 1, 8, false, -inf, inf, 1, 2, true},
   };
   IsaCoverage isa;
   for (const Case& c : cases) {
@@ -582,20 +588,21 @@ TEST(Winograd, MatchesDirectConvolution) {
               }
           scale = std::max(scale, std::fabs(acc));
           want[blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block] =
-              static_cast<float>(std::clamp<double>(acc, c.lo, c.hi));
+              static_cast<float>(c.silu ? acc / (1 + std::exp(-acc)) : std::clamp<double>(acc, c.lo, c.hi));
         }
     // Both ways of sharing the work (by positions, with whole and half
     // transformed weights); each thread count splits the tiles (runs,
     // chunks, partial register tiles) and the positions differently.
     const int max_threads = omp_get_max_threads();
     for (const WinogradForm& f : kWinogradForms) {
-      cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, f.split, f.half);
+      cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, f.split, f.half,
+                         c.silu ? cpu::OutAct::Swish : cpu::OutAct::Clamp);
       for (int threads : {1, 2, 3}) {
         std::fill(dst.begin(), dst.end(), NAN);
         omp_set_num_threads(threads);
         k.run(src.data(), dst.data());
         const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
+        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << (c.silu ? " silu" : "") << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
                                       << c.block << " threads " << threads << " by " << f.name;
         // Prefetching other weights meanwhile (as in a network) changes nothing.
         std::vector<float> again(dst.size(), NAN);
@@ -1013,7 +1020,7 @@ TEST(Prefetch, CursorCoversEveryLine) {
 
 // The same kernels as the engine picks them (VINFER_WINOGRAD=vinfer forces
 // them where oneDNN has its own or the rule would not), inside a graph with a
-// fused ReLU.
+// fused ReLU or SiLU (x * Sigmoid(x), as exporters write it).
 TEST(Winograd, EngineUsesItWhenAsked) {
   struct Case {
     Shape x;
@@ -1024,17 +1031,22 @@ TEST(Winograd, EngineUsesItWhenAsked) {
   // Stride 1 and 2; the last with uneven pads on odd sizes (a partial last tile).
   for (const Case& c : {Case{{1, 32, 30, 29}, {1, 1, 1, 1}, 1, 30, 29}, Case{{1, 32, 30, 29}, {1, 1, 1, 1}, 2, 15, 15},
                         Case{{1, 16, 11, 10}, {0, 1, 2, 1}, 2, 6, 5}}) {
-    Graph g = conv_graph(c.x, 32, {3, 3}, {{"pads", c.pads}, {"strides", Ints{c.stride, c.stride}}}, true, 11);
-    const int conv_out = g.outputs[0];
-    g.outputs.clear();
-    g.mark_output(g.add_node("Relu", {conv_out})[0]);
-    double rel;
-    const std::string impls = impls_with(g, "VINFER_WINOGRAD", "vinfer", rel);
-    EXPECT_LT(rel, 1e-5) << "stride " << c.stride << " " << c.x[2] << "x" << c.x[3];
-    const int ic = static_cast<int>(c.x[1]), h = static_cast<int>(c.x[2]), w = static_cast<int>(c.x[3]);
-    const int pad_t = static_cast<int>(c.pads[0]), pad_l = static_cast<int>(c.pads[1]);
-    if (cpu::Winograd3x3::supports({ic, 32, h, w, c.oh, c.ow, pad_t, pad_l, 8, static_cast<int>(c.stride)}))
-      EXPECT_NE(impls.find(c.stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
+    for (bool silu : {false, true}) {
+      Graph g = conv_graph(c.x, 32, {3, 3}, {{"pads", c.pads}, {"strides", Ints{c.stride, c.stride}}}, true, 11);
+      const int conv_out = g.outputs[0];
+      g.outputs.clear();
+      g.mark_output(silu ? g.add_node("Mul", {conv_out, g.add_node("Sigmoid", {conv_out})[0]})[0]
+                         : g.add_node("Relu", {conv_out})[0]);
+      double rel;
+      const std::string impls = impls_with(g, "VINFER_WINOGRAD", "vinfer", rel);
+      EXPECT_LT(rel, 1e-5) << "stride " << c.stride << " " << c.x[2] << "x" << c.x[3] << (silu ? " silu" : "");
+      const int ic = static_cast<int>(c.x[1]), h = static_cast<int>(c.x[2]), w = static_cast<int>(c.x[3]);
+      const int pad_t = static_cast<int>(c.pads[0]), pad_l = static_cast<int>(c.pads[1]);
+      if (cpu::Winograd3x3::supports({ic, 32, h, w, c.oh, c.ow, pad_t, pad_l, 8, static_cast<int>(c.stride)})) {
+        EXPECT_NE(impls.find(c.stride == 1 ? "wino_f43" : "wino_s2"), std::string::npos) << impls;
+        EXPECT_EQ(impls.find("_silu") != std::string::npos, silu) << impls;
+      }
+    }
   }
 }
 
