@@ -41,7 +41,7 @@ class OwnConvOp : public CpuOp {
   std::int64_t images;
   std::size_t src_image = 0, dst_image = 0;  // floats per image
   const float* src = nullptr;
-  const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any (Conv1x1Pre only), shaped as dst
+  const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any, shaped as dst
   float* dst = nullptr;
   void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
@@ -71,7 +71,7 @@ class OwnConvOp : public CpuOp {
         const std::vector<ByteSpan>* pf = prefetch.empty() || i + group < images ? nullptr : &prefetch;
         const auto k = static_cast<std::size_t>(i);
         kernel->run(src + k * src_image, dst + k * dst_image, scratch, threads, pf,
-                    static_cast<int>(std::min(group, images - i)));
+                    static_cast<int>(std::min(group, images - i)), residual ? residual + k * dst_image : nullptr);
       }
     }
   }
@@ -112,12 +112,27 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
   return epilogue_of(n, false, sum_input, lo, hi);
 }
 
-// The function vinfer's own kernels apply to a node's outputs, if its
-// post-ops are a clamp (clamp_of) or one Swish (SiLU).
-bool out_act_of(const Node& n, float& lo, float& hi, OutAct& act) {
-  act = n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Swish ? OutAct::Swish : OutAct::Clamp;
-  if (act == OutAct::Clamp) return clamp_of(n, lo, hi);
+// The epilogue vinfer's Winograd applies for a node, if its post-ops are at
+// most one function (Relu or Clip: a clamp to [lo, hi]; Swish: SiLU) and one
+// residual Sum, before or after it (sum_input: its operand, or -1).
+bool own_epilogue_of(const Node& n, float& lo, float& hi, OutAct& act, Residual& residual, int& sum_input) {
   lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+  act = OutAct::Clamp, residual = Residual::None, sum_input = -1;
+  bool function = false;
+  for (const PostOp& po : n.post_ops) {
+    if (po.kind == PostOp::Sum) {
+      if (sum_input >= 0) return false;
+      sum_input = po.sum_input;
+      residual = function ? Residual::AfterAct : Residual::BeforeAct;
+      continue;
+    }
+    if (function) return false;
+    function = true;
+    if (po.kind == PostOp::Relu) lo = 0.f;
+    else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
+    else if (po.kind == PostOp::Swish) act = OutAct::Swish;
+    else return false;
+  }
   return true;
 }
 
@@ -140,11 +155,16 @@ const char* kind_name(Conv3x3 k) {
   return "?";
 }
 
-// vinfer's Winograd geometry and output function for the node, if its
-// kernels run the shape (maps of at least min_map pixels).
+// vinfer's Winograd geometry for the node, if its kernels run the shape
+// (maps of at least min_map pixels) and its post-ops (own_epilogue_of).
 bool own_winograd_geometry(const Node& n, const detail::WindowParams& p, const Shape& xs, const Shape& ys, int min_map,
-                           WinogradGeometry& geo, float& lo, float& hi, OutAct& act) {
-  if (ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !out_act_of(n, lo, hi, act)) return false;
+                           WinogradGeometry& geo) {
+  float lo, hi;
+  OutAct act;
+  Residual residual;
+  int sum_input;
+  if (ys[2] * ys[3] < min_map || p.strides[0] != p.strides[1] || !own_epilogue_of(n, lo, hi, act, residual, sum_input))
+    return false;
   geo.ic = static_cast<int>(xs[1]);
   geo.oc = static_cast<int>(ys[1]);
   geo.h = static_cast<int>(xs[2]);
@@ -383,21 +403,26 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   return k;
 }
 
-// Adds vinfer's Winograd for the node (`kernel`, or one built now with `kind`'s split).
+// Adds vinfer's Winograd for the node (`kernel`, or one built now with
+// `kind`'s split), with the residual `res` (f32 blocks) added where
+// `residual` says.
 void add_own_winograd(BuildContext& ctx, const Node& n, const WinogradGeometry& g, float lo, float hi, OutAct act,
-                      const TensorData& w, const TensorData* b, Conv3x3 kind, std::unique_ptr<Winograd3x3> kernel) {
+                      Residual residual, const TensorRef* res, const TensorData& w, const TensorData* b, Conv3x3 kind,
+                      std::unique_ptr<Winograd3x3> kernel) {
   if (!kernel) {
     WinogradGeometry fg = form_of(g, kind);
     fg.images = std::min(g.images, fold_images(fg, g.images, split_of(kind)));
     kernel = std::make_unique<Winograd3x3>(fg, w.f.data(), b ? b->f.data() : nullptr, lo, hi, split_of(kind),
-                                           ctx.compact_weights(), act);
+                                           ctx.compact_weights(), act, res ? residual : Residual::None);
   }
   const bool by_tiles = kernel->split() == Winograd3x3::Split::Tiles, half = kernel->half_transformed();
   const int tile = kernel->geometry().out_tile;
   const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
   auto op = std::make_unique<OwnConvOp<Winograd3x3>>(std::move(kernel), omp_get_max_threads(), images);
   op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
-  op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
+  if (res) op->acts[DNNL_ARG_SRC_1] = *res;
+  // (a residual is read with dst's image step: packed, as it is)
+  op->acts[DNNL_ARG_DST] = res ? ctx.output(n.outputs[0], Form::Blocked) : ctx.output_images(n.outputs[0]);
   op->name = n.label();
   op->impl = std::string(g.stride == 2 ? "vinfer:wino_s2" : tile == 2 ? "vinfer:wino_f23" : "vinfer:wino_f43") +
              (by_tiles ? "" : "_pos") + (half ? "_half" : "") + (act == OutAct::Swish ? "_silu" : "") +
@@ -619,11 +644,9 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   if (amx_bf16() && p.group == 1) return Form::ChannelsLastBf16;
   if (lay.in == Form::Plain) return Form::PlainBf16;
   WinogradGeometry geo;
-  float lo, hi;
-  OutAct act;
   const bool winograd = ctx.winograd() && p.group == 1 && p.kernel == std::vector<std::int64_t>{3, 3} &&
                         p.strides == std::vector<std::int64_t>{1, 1} && p.dilations == std::vector<std::int64_t>{1, 1} &&
-                        own_winograd_geometry(n, p, xs, ys, xs[1] * ys[1] >= 256 * 256 ? 14 * 14 : 28 * 28, geo, lo, hi, act);
+                        own_winograd_geometry(n, p, xs, ys, xs[1] * ys[1] >= 256 * 256 ? 14 * 14 : 28 * 28, geo);
   return winograd ? Form::Blocked : Form::BlockedBf16;
 }
 
@@ -846,12 +869,17 @@ void build_conv(BuildContext& ctx, const Node& n) {
       // not implemented for this ISA or shape
     }
     WinogradGeometry geo;
-    float lo = 0, hi = 0;
-    OutAct act = OutAct::Clamp;
-    // (own kernels: a clamp or SiLU, no residual sum)
-    const bool own_epilogue = extra.empty() && out_act_of(n, lo, hi, act);
+    float lo, hi;
+    OutAct act;
+    Residual residual;
+    int sum_input;
+    // vinfer's kernels take a residual that oneDNN would read as f32 blocks
+    // (one added in place, over dst, they leave to oneDNN).
+    const bool own_epilogue = own_epilogue_of(n, lo, hi, act, residual, sum_input) &&
+                              (sum_input < 0 ? extra.empty() : extra.size() == 1 && extra[0].second.md == blocked_md(ys));
+    const TensorRef* res = sum_input >= 0 && own_epilogue ? &extra[0].second : nullptr;
     const bool own = ctx.winograd() && in_form == Form::Blocked && own_epilogue &&
-                     own_winograd_geometry(n, p, xs, ys, min_map, geo, lo, hi, act);
+                     own_winograd_geometry(n, p, xs, ys, min_map, geo);
     if (!own) {  // the geometry still keys the tuning
       geo = {static_cast<int>(xs[1]), static_cast<int>(ys[1]), static_cast<int>(xs[2]), static_cast<int>(xs[3]),
              static_cast<int>(ys[2]), static_cast<int>(ys[3]), static_cast<int>(p.pads_begin[0]),
@@ -859,7 +887,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
     }
     Conv1x1Geometry gemm_geo;
     bool gemm_default = false;
-    const bool gemm = stride2 && own_epilogue && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
+    const bool gemm = stride2 && own_epilogue && !res && gemm_3x3_geometry(xs, ys, p, *w, in_form, gemm_geo, gemm_default);
     Conv3x3 kind = rule_3x3(geo, wino ? std::string(wino.impl_info_str()) : std::string(), own, gemm && gemm_default);
     geo.images = fold_images(geo, xs[0], Winograd3x3::Split::Tiles);  // timed so (positions: fewer, below)
     std::unique_ptr<Winograd3x3> kernel;
@@ -875,7 +903,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
                       kernel);
     }
     if (kind == Conv3x3::VinferGemm) return add_plain_conv1x1(ctx, n, gemm_geo, *w, b, -1, lo, hi, act);
-    if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, act, *w, b, kind, std::move(kernel));
+    if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, act, residual, res, *w, b, kind, std::move(kernel));
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
   TensorRef src = ctx.input(n.inputs[0], src_form);

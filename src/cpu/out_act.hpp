@@ -8,6 +8,11 @@ namespace vinfer::cpu {
 // A clamp to [lo, hi] (none, ReLU, Clip), or SiLU (x * sigmoid(x), EfficientNet's).
 enum class OutAct : int { Clamp, Swish };
 
+// Where a residual (a tensor shaped as the output) is added: nowhere, before
+// the function (ResNet's order: the sum, then ReLU), or after it
+// (EfficientNetV2's: SiLU, then the shortcut).
+enum class Residual : int { None, BeforeAct, AfterAct };
+
 // The functions over an ISA's vector type (the ISA structs of simd_avx2.cpp
 // and simd_avx512.cpp).
 template <class I>

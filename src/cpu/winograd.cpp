@@ -39,7 +39,7 @@ int Winograd3x3::tiles_per_image(const WinogradGeometry& g) {
 int Winograd3x3::tiles(const WinogradGeometry& g) { return tiles_per_image(g) * std::max(1, g.images); }
 
 std::size_t Winograd3x3::weight_bytes(const WinogradGeometry& g) {
-  return sizeof(float) * weight_positions(g) * static_cast<std::size_t>(g.ic) * g.oc;
+  return sizeof(float) * weight_positions(g) * static_cast<std::size_t>(g.ic_blocks()) * g.oc_blocks();
 }
 
 Winograd3x3::Split Winograd3x3::choose_split(const WinogradGeometry& g) {
@@ -51,7 +51,7 @@ Winograd3x3::Split Winograd3x3::choose_split(const WinogradGeometry& g) {
 }
 
 bool Winograd3x3::supports(const WinogradGeometry& g) {
-  if (!kernel_fns(g) || g.ic <= 0 || g.oc <= 0 || g.ic % g.block != 0 || g.oc % g.block != 0 ||
+  if (!kernel_fns(g) || g.ic <= 0 || g.oc <= 0 ||
       g.pad_t < 0 || g.pad_t > 2 || g.pad_l < 0 || g.pad_l > 2 || g.oh <= 0 || g.ow <= 0)
     return false;
   // At most 2 of padding after the input too: the last output reads up to
@@ -60,8 +60,8 @@ bool Winograd3x3::supports(const WinogradGeometry& g) {
 }
 
 Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias, float lo, float hi,
-                         Split split, bool half, OutAct act)
-    : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi), act_(act) {
+                         Split split, bool half, OutAct act, Residual residual)
+    : g_(g), split_(split == Split::Auto ? choose_split(g) : split), lo_(lo), hi_(hi), act_(act), residual_(residual) {
   const int m = output_tile(g);
   g_.images = std::max(1, g.images);
   tiles_w_ = (g.ow + m - 1) / m;
@@ -94,25 +94,27 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
   for (int b = 0; b < n; ++b)
     for (int c = 0; c < 3; ++c)
       g_rows_[static_cast<std::size_t>(b * 3 + c)] = static_cast<float>(c == 0 ? G[b][0] / G[0][0] : G[b][c]);
-  const std::size_t uw = static_cast<std::size_t>(g.ic) * g.oc;  // floats per row of U
+  const int IC = g.ic_blocks(), OC = g.oc_blocks();  // zero weights on the padding
+  const std::size_t uw = static_cast<std::size_t>(IC) * OC;  // floats per row of U
   u_bytes_ = sizeof(float) * uw * (half_ ? half_ * 3 : positions_);
   u_ = aligned_block(u_bytes_);
   float* u = static_cast<float*>(u_.get());
   // On every thread, each position's row of a panel written in order (this
   // is most of loading a network with many 3x3 layers).
-  const int panel = 2 * g.block, panels = (g.oc + panel - 1) / panel;
+  const int panel = 2 * g.block, panels = (OC + panel - 1) / panel;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int p = 0; p < panels; ++p)
-    for (int i = 0; i < g.ic; ++i) {
-      const int col0 = p * panel, width = std::min(panel, g.oc - col0);
+    for (int i = 0; i < IC; ++i) {
+      const int col0 = p * panel, width = std::min(panel, OC - col0);
       // The panel's channels side by side, so that the compiler vectorizes across them.
       double k[9][2 * 16], gg[6][3][2 * 16];
       for (int o = 0; o < width; ++o)
-        for (int c = 0; c < 9; ++c) k[c][o] = weights[(static_cast<std::size_t>(col0 + o) * g.ic + i) * 9 + c];
+        for (int c = 0; c < 9; ++c)
+          k[c][o] = i < g.ic && col0 + o < g.oc ? weights[(static_cast<std::size_t>(col0 + o) * g.ic + i) * 9 + c] : 0.0;
       for (int a = 0; a < n; ++a)
         for (int c = 0; c < 3; ++c)
           for (int o = 0; o < width; ++o) gg[a][c][o] = G[a][0] * k[c][o] + G[a][1] * k[3 + c][o] + G[a][2] * k[6 + c][o];
-      auto row = [&](int r) { return u + r * uw + static_cast<std::size_t>(col0) * g.ic + static_cast<std::size_t>(i) * width; };
+      auto row = [&](int r) { return u + r * uw + static_cast<std::size_t>(col0) * IC + static_cast<std::size_t>(i) * width; };
       for (int a = 0; a < n; ++a)
         if (half_) {
           for (int c = 0; c < 3; ++c)
@@ -123,7 +125,7 @@ Winograd3x3::Winograd3x3(const WinogradGeometry& g, const float* weights, const 
               row(a * n + b)[o] = static_cast<float>(gg[a][0][o] * G[b][0] + gg[a][1][o] * G[b][1] + gg[a][2][o] * G[b][2]);
         }
     }
-  bias_.assign(g.oc, 0.f);
+  bias_.assign(OC, 0.f);
   if (bias) std::copy(bias, bias + g.oc, bias_.begin());
 }
 
@@ -139,15 +141,15 @@ WinogradLayout Winograd3x3::layout(int rows, int ch) const {
 
 std::size_t Winograd3x3::thread_floats() const {
   const int rows = max_chunk_ + rows_ - 1;
-  return layout(rows, g_.ic).floats + layout(rows, g_.oc).floats;
+  return layout(rows, g_.ic_blocks()).floats + layout(rows, g_.oc_blocks()).floats;
 }
 
 // Half transformed: each thread's two panels of U, after V and M.
-std::size_t Winograd3x3::panel_floats() const { return half_ ? static_cast<std::size_t>(g_.ic) * 4 * g_.block : 0; }
+std::size_t Winograd3x3::panel_floats() const { return half_ ? static_cast<std::size_t>(g_.ic_blocks()) * 4 * g_.block : 0; }
 
 std::size_t Winograd3x3::scratch_bytes(int threads) const {
   if (split_ == Split::Positions)
-    return sizeof(float) * (layout(tiles_, g_.ic).floats + layout(tiles_, g_.oc).floats +
+    return sizeof(float) * (layout(tiles_, g_.ic_blocks()).floats + layout(tiles_, g_.oc_blocks()).floats +
                             panel_floats() * std::max(1, threads));
   return sizeof(float) * thread_floats() * std::max(1, threads);
 }
@@ -162,22 +164,24 @@ void Winograd3x3::run(const float* src, float* dst) {
 }
 
 void Winograd3x3::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch,
-                      int images) {
+                      int images, const float* res) {
   WinogradGeometry g = g_;
   g.images = images > 0 ? std::min(images, g_.images) : g_.images;
   const int tiles = per_image_ * g.images;
-  if (split_ == Split::Positions) run_by_positions(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch);
-  else run_by_tiles(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch);
+  if (split_ == Split::Positions)
+    run_by_positions(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch, res);
+  else run_by_tiles(g, tiles, src, dst, static_cast<float*>(scratch), max_threads, prefetch, res);
 }
 
 void Winograd3x3::run_by_tiles(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
-                               int max_threads, const std::vector<ByteSpan>* prefetch) {
+                               int max_threads, const std::vector<ByteSpan>* prefetch, const float* res) {
   // Every thread gets at least half a register tile of rows (DenseNet's 14x14
   // maps: 16 tiles, 2 threads of 8 were faster than 1 thread of 16).
   const int threads = std::max(1, std::min({omp_get_max_threads(), max_threads, tiles / (rows_ / 2)}));
   const float* u = static_cast<const float*>(u_.get());
-  const std::size_t uw = static_cast<std::size_t>(g_.ic) * g_.oc;  // floats per position
-  const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
+  const int IC = g_.ic_blocks(), OC = g_.oc_blocks();
+  const std::size_t uw = static_cast<std::size_t>(IC) * OC;  // floats per position
+  const int panels = (OC + 2 * g_.block - 1) / (2 * g_.block);
   const int max_rows = max_chunk_ + rows_ - 1;
 #pragma omp parallel num_threads(threads)
   {
@@ -185,7 +189,7 @@ void Winograd3x3::run_by_tiles(const WinogradGeometry& g, int tiles, const float
     const int begin = static_cast<int>(static_cast<long>(tiles) * t / n);
     const int count = static_cast<int>(static_cast<long>(tiles) * (t + 1) / n) - begin;
     float* v = scratch + thread_floats() * t;
-    float* m = v + layout(max_rows, g_.ic).floats;
+    float* m = v + layout(max_rows, IC).floats;
     // Chunks of max_chunk_ tiles; the last one also takes the rows that do
     // not fill a register tile, so each thread runs at most one partial tile.
     // The first chunk fetches U while it transforms its input: inside a
@@ -199,29 +203,30 @@ void Winograd3x3::run_by_tiles(const WinogradGeometry& g, int tiles, const float
     const bool refetch = transformed_weight_bytes() > kOwnFetchBytes;
     for (int t0 = begin, left = count; left > 0;) {
       const int T = left < max_chunk_ + rows_ ? left : max_chunk_;
-      const WinogradLayout lv = layout(T, g_.ic), lm = layout(T, g_.oc);
+      const WinogradLayout lv = layout(T, IC), lm = layout(T, OC);
       const bool first = t0 == begin;
       pf.own_next = own_next_ && (first || refetch);
       fns_->input(g, tiles_w_, per_image_, t0, T, lv, src, v, first ? u : nullptr, first ? transformed_weight_bytes() : 0);
       for (int p = 0; p < positions_; ++p)
-        fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], g_.ic,
-                   g_.oc, mult_[static_cast<std::size_t>(p)] * T, &pf);
-      fns_->output(g, tiles_w_, per_image_, t0, T, lm, m, bias_.data(), lo_, hi_, act_, dst);
+        fns_->gemm(v + lv.at[static_cast<std::size_t>(p)], u + p * uw, m + lm.at[static_cast<std::size_t>(p)], IC, OC,
+                   mult_[static_cast<std::size_t>(p)] * T, &pf);
+      fns_->output(g, tiles_w_, per_image_, t0, T, lm, m, bias_.data(), lo_, hi_, act_, residual_, res, dst);
       t0 += T, left -= T;
     }
   }
 }
 
 void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
-                                   int max_threads, const std::vector<ByteSpan>* prefetch) {
+                                   int max_threads, const std::vector<ByteSpan>* prefetch, const float* res) {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const float* u = static_cast<const float*>(u_.get());
-  const std::size_t ic = g_.ic, oc = g_.oc, uw = ic * oc;
-  const WinogradLayout lv = layout(tiles, g_.ic), lm = layout(tiles, g_.oc);
+  const int IC = g_.ic_blocks(), OC = g_.oc_blocks();
+  const std::size_t ic = IC, oc = OC, uw = ic * oc;
+  const WinogradLayout lv = layout(tiles, IC), lm = layout(tiles, OC);
   float* v = scratch;             // V: all tiles
   float* m = scratch + lv.floats;  // M: all tiles
   const long all_rows = static_cast<long>(rows_per_tile_) * tiles;  // of the GEMMs, positions one after another
-  const int panels = (g_.oc + 2 * g_.block - 1) / (2 * g_.block);
+  const int panels = (OC + 2 * g_.block - 1) / (2 * g_.block);
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -257,7 +262,7 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
         const long rows = rows_of(p, base, lo, hi);
         if (lo < hi)
           fns_->gemm(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * ic, u + p * uw,
-                     m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, g_.ic, g_.oc,
+                     m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, IC, OC,
                      static_cast<int>(hi - lo), &next);
         base += rows;
       }
@@ -270,14 +275,14 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
       const int n_side = half_, width_max = 2 * g_.block;
       for (int a = p0 / n_side; a * n_side < p1; ++a) {
         const float* wa = u + static_cast<std::size_t>(a) * 3 * uw;
-        for (int col = 0; col < g_.oc; col += width_max) {
-          const int width = std::min(width_max, g_.oc - col);
+        for (int col = 0; col < OC; col += width_max) {
+          const int width = std::min(width_max, OC - col);
           const std::size_t count = static_cast<std::size_t>(width) * ic;
           const float* w_panel = wa + static_cast<std::size_t>(col) * ic;
-          const float* fetch = !own_next_                ? nullptr
-                               : col + width < g_.oc     ? w_panel + count
-                               : (a + 1) * n_side < p1   ? wa + 3 * uw
-                                                         : nullptr;
+          const float* fetch = !own_next_              ? nullptr
+                               : col + width < OC      ? w_panel + count
+                               : (a + 1) * n_side < p1 ? wa + 3 * uw
+                                                       : nullptr;
           int fetched = 0, pair = -1;  // the pair of positions whose panels are in `made`
           for (int b = 0; b < n_side; ++b) {
             const int p = a * n_side + b;
@@ -295,7 +300,7 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
               panel = made + (b == first ? 0 : count);
             }
             fns_->gemm_panel(v + lv.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * ic, panel,
-                             m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, g_.ic, g_.oc,
+                             m + lm.at[static_cast<std::size_t>(p)] + static_cast<std::size_t>(lo) * oc, IC, OC,
                              col, width, static_cast<int>(hi - lo), &next,
                              fetch && fetched < 3 ? fetch + static_cast<std::size_t>(fetched) * uw : nullptr);
             ++fetched;
@@ -304,7 +309,7 @@ void Winograd3x3::run_by_positions(const WinogradGeometry& g, int tiles, const f
       }
     }
 #pragma omp barrier
-    fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, act_, dst);
+    fns_->output(g, tiles_w_, per_image_, tile0, count, lm, m + tile0 * oc, bias_.data(), lo_, hi_, act_, residual_, res, dst);
   }
 }
 

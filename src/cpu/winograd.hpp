@@ -67,7 +67,7 @@
 namespace vinfer::cpu {
 
 struct WinogradGeometry {
-  int ic = 0, oc = 0;        // channels (multiples of the block)
+  int ic = 0, oc = 0;        // channels (any: the last block partial, its padding lanes ignored on input, zero on output)
   int h = 0, w = 0;          // input size
   int oh = 0, ow = 0;        // output size
   int pad_t = 0, pad_l = 0;  // leading padding (0..2)
@@ -77,8 +77,11 @@ struct WinogradGeometry {
   int images = 1;            // the most images one run takes (its scratch is sized for them)
   std::size_t src_image = 0, dst_image = 0;  // floats from one image to the next (0: packed)
 
-  std::size_t src_stride() const { return src_image ? src_image : static_cast<std::size_t>(ic) * h * w; }
-  std::size_t dst_stride() const { return dst_image ? dst_image : static_cast<std::size_t>(oc) * oh * ow; }
+  // Channels rounded up to the block: the GEMMs' k and n (zero weights on the padding).
+  int ic_blocks() const { return (ic + block - 1) / block * block; }
+  int oc_blocks() const { return (oc + block - 1) / block * block; }
+  std::size_t src_stride() const { return src_image ? src_image : static_cast<std::size_t>(ic_blocks()) * h * w; }
+  std::size_t dst_stride() const { return dst_image ? dst_image : static_cast<std::size_t>(oc_blocks()) * oh * ow; }
 };
 
 // The distance (in floats) between the positions of V or M for `floats`
@@ -125,8 +128,10 @@ struct WinogradKernelFns {
   // floats (a multiple of the vector).
   void (*combine)(const float* w, std::size_t stride, const float coef[3], float* out1, float* out2,
                   std::size_t count);
+  // res: a tensor shaped as dst added where `residual` says (or null).
   void (*output)(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T, const WinogradLayout& lm,
-                 const float* m, const float* bias, float lo, float hi, OutAct act, float* dst);
+                 const float* m, const float* bias, float lo, float hi, OutAct act, Residual residual, const float* res,
+                 float* dst);
 };
 extern const WinogradKernelFns winograd_f43_avx2, winograd_f43_avx512, winograd_f23_avx2, winograd_f23_avx512,
     winograd_s2_avx2, winograd_s2_avx512;
@@ -144,13 +149,15 @@ class Winograd3x3 {
 
   // weights: OIHW (oc x ic x 3 x 3); bias: oc values or null. Output values
   // are clamped to [lo, hi] (ReLU: lo = 0; Clip: its bounds), or with act
-  // Swish go through SiLU instead. half: split by
+  // Swish go through SiLU instead; residual: where run()'s residual tensor
+  // is added (it must then be given). half: split by
   // positions, F(4,3) holds its weights half transformed (W = G g, 18
   // floats per channel pair instead of U's 36) and makes each position's
   // panels of U as it runs (about 10 % slower); ignored elsewhere.
   Winograd3x3(const WinogradGeometry& g, const float* weights, const float* bias,
               float lo = -std::numeric_limits<float>::infinity(), float hi = std::numeric_limits<float>::infinity(),
-              Split split = Split::Auto, bool half = false, OutAct act = OutAct::Clamp);
+              Split split = Split::Auto, bool half = false, OutAct act = OutAct::Clamp,
+              Residual residual = Residual::None);
 
   // src, dst: blocked tensors of the geometry (g.images images). Runs on the current OpenMP
   // threads; allocates only when that needs more scratch than any run before
@@ -161,10 +168,11 @@ class Winograd3x3 {
   // long), with at most `threads` threads: a network's Winograd layers then share
   // one scratch buffer, which stays in cache from layer to layer. The threads
   // meanwhile prefetch `prefetch` (the next layers' weights) into L2.
-  // images: how many to run (1 to g.images; 0: g.images).
+  // images: how many to run (1 to g.images; 0: g.images). res: the residual
+  // (shaped and laid out as dst), where the kernel was made with one.
   std::size_t scratch_bytes(int threads) const;
   void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
-           int images = 0);
+           int images = 0, const float* res = nullptr);
 
   const WinogradGeometry& geometry() const { return g_; }
   // Where the images of a batch are (floats from one to the next; 0: packed).
@@ -205,6 +213,7 @@ class Winograd3x3 {
   std::vector<float> bias_;  // oc
   float lo_, hi_;
   OutAct act_;
+  Residual residual_;
   bool own_next_ = true;  // PrefetchCursor::own_next
   Block own_scratch_;  // for run(src, dst)
   std::size_t own_bytes_ = 0;
@@ -213,9 +222,9 @@ class Winograd3x3 {
   std::size_t thread_floats() const;
   std::size_t panel_floats() const;
   void run_by_tiles(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch, int max_threads,
-                    const std::vector<ByteSpan>* prefetch);
+                    const std::vector<ByteSpan>* prefetch, const float* res);
   void run_by_positions(const WinogradGeometry& g, int tiles, const float* src, float* dst, float* scratch,
-                        int max_threads, const std::vector<ByteSpan>* prefetch);
+                        int max_threads, const std::vector<ByteSpan>* prefetch, const float* res);
 };
 
 }  // namespace vinfer::cpu

@@ -111,16 +111,18 @@ struct WinogradKernels {
   // B^T d B for one NxN tile of L channels. Pixel (i, j) of the tile is at
   // base + at + i * row + j * px; on a Border tile only where bit i of rows_in
   // and bit j of cols_in are set (the rest is padding, zero). Result (i, j)
-  // goes to v + pos[i * N + j].
-  template <class F, bool Border>
+  // goes to v + pos[i * N + j]. Partial: only the first `valid` channels are
+  // read, the rest taken as zero (a last block's padding lanes, any values).
+  template <class F, bool Border, bool Partial>
   static void tile_transform(const float* base, std::ptrdiff_t at, std::ptrdiff_t row, std::ptrdiff_t px, unsigned rows_in,
-                             unsigned cols_in, float* v, const std::size_t* pos) {
+                             unsigned cols_in, float* v, const std::size_t* pos, int valid) {
     constexpr int N = F::N;
+    auto load = [valid](const float* p) { return Partial ? I::load_n(p, valid) : I::load(p); };
     V tmp[N][N];  // d B, row by row
     for (int i = 0; i < N; ++i) {
       V z[N];
       for (int j = 0; j < N; ++j)
-        z[j] = !Border || ((rows_in >> i) & (cols_in >> j) & 1u) ? I::load(base + (at + i * row + j * px)) : I::zero();
+        z[j] = !Border || ((rows_in >> i) & (cols_in >> j) & 1u) ? load(base + (at + i * row + j * px)) : I::zero();
       F::bt(z, tmp[i]);
     }
     for (int j = 0; j < N; ++j) {  // B^T (d B), column by column
@@ -141,7 +143,7 @@ struct WinogradKernels {
     constexpr int N = F::N, step = F::M * F::S;
     std::size_t pos[N * N];
     F::positions(lv, pos);
-    const int H = g.h, W = g.w, B = g.block, IC = g.ic;
+    const int H = g.h, W = g.w, B = g.block, IC = g.ic_blocks();
     const std::ptrdiff_t plane = static_cast<std::ptrdiff_t>(H) * W * B, row = static_cast<std::ptrdiff_t>(W) * B;
     const std::size_t transforms = static_cast<std::size_t>(T) * (IC / L);
     const std::size_t pf_step = transforms ? (pf_bytes / 64 + transforms - 1) / transforms * 64 : 0;  // bytes per transform
@@ -162,36 +164,59 @@ struct WinogradKernels {
         for (const char* q = pf, *e = std::min(pf + pf_step, pf_end); q < e; q += 64) _mm_prefetch(q, _MM_HINT_T1);
         pf = std::min(pf + pf_step, pf_end);
         const std::ptrdiff_t at = (c / B) * plane + y0 * row + static_cast<std::ptrdiff_t>(x0) * B;
-        if (inside) tile_transform<F, false>(image, at, row, B, rows_in, cols_in, vt + c, pos);
-        else tile_transform<F, true>(image, at, row, B, rows_in, cols_in, vt + c, pos);
+        const int valid = g.ic - c;
+        if (valid < L) {
+          if (inside) tile_transform<F, false, true>(image, at, row, B, rows_in, cols_in, vt + c, pos, valid);
+          else tile_transform<F, true, true>(image, at, row, B, rows_in, cols_in, vt + c, pos, valid);
+        } else if (inside) {
+          tile_transform<F, false, false>(image, at, row, B, rows_in, cols_in, vt + c, pos, L);
+        } else {
+          tile_transform<F, true, false>(image, at, row, B, rows_in, cols_in, vt + c, pos, L);
+        }
       }
     }
   }
 
-  // Y = A^T M A per tile and L output channels, plus bias, through act, into dst;
-  // M in layout lm (m points at tile0's row).
+  // Y = A^T M A per tile and L output channels, plus bias, through act, into dst
+  // (a last partial block's padding lanes zero); M in layout lm (m points at
+  // tile0's row).
   template <class F>
   static void output_transform(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
                                const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi,
-                               OutAct act, float* dst) {
-    if (act == OutAct::Swish) output_tiles<F, OutAct::Swish>(g, tiles_w, per_image, tile0, T, lm, m, bias, lo, hi, dst);
-    else output_tiles<F, OutAct::Clamp>(g, tiles_w, per_image, tile0, T, lm, m, bias, lo, hi, dst);
+                               OutAct act, Residual residual, const float* res, float* dst) {
+    if (!res) residual = Residual::None;
+    auto with = [&](auto a, auto r) {
+      output_tiles<F, decltype(a)::value, decltype(r)::value>(g, tiles_w, per_image, tile0, T, lm, m, bias, lo, hi, res, dst);
+    };
+    using Clamp = std::integral_constant<OutAct, OutAct::Clamp>;
+    using Swish = std::integral_constant<OutAct, OutAct::Swish>;
+    auto by_residual = [&](auto a) {
+      if (residual == Residual::BeforeAct) with(a, std::integral_constant<Residual, Residual::BeforeAct>{});
+      else if (residual == Residual::AfterAct) with(a, std::integral_constant<Residual, Residual::AfterAct>{});
+      else with(a, std::integral_constant<Residual, Residual::None>{});
+    };
+    if (act == OutAct::Swish) by_residual(Swish{});
+    else by_residual(Clamp{});
   }
-  template <class F, OutAct A>
+  template <class F, OutAct A, Residual R>
   static void output_tiles(const WinogradGeometry& g, int tiles_w, int per_image, int tile0, int T,
-                           const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi, float* dst) {
+                           const WinogradLayout& lm, const float* m, const float* bias, float lo, float hi,
+                           const float* res, float* dst) {
     constexpr int N = F::N, M = F::M;
     std::size_t pos[N * N];
     F::positions(lm, pos);
     const std::size_t ohw = static_cast<std::size_t>(g.oh) * g.ow;
     const V vlo = I::set1(lo), vhi = I::set1(hi);
+    const int OC = g.oc_blocks();
     for (int t = 0; t < T; ++t) {
       const int ti = (tile0 + t) % per_image;
-      float* image = dst + static_cast<std::size_t>((tile0 + t) / per_image) * g.dst_stride();
+      const std::size_t image_at = static_cast<std::size_t>((tile0 + t) / per_image) * g.dst_stride();
+      float* image = dst + image_at;
       const int y0 = (ti / tiles_w) * M, x0 = (ti % tiles_w) * M;
-      for (int c = 0; c < g.oc; c += L) {
+      for (int c = 0; c < OC; c += L) {
+        const int valid = g.oc - c;
         V tmp[M][N];  // A^T M, column by column
-        const float* mt = m + static_cast<std::size_t>(t) * g.oc + c;
+        const float* mt = m + static_cast<std::size_t>(t) * OC + c;
         for (int j = 0; j < N; ++j) {
           V col[N], r[M];
           for (int i = 0; i < N; ++i) col[i] = I::load(mt + pos[i * N + j]);
@@ -204,8 +229,17 @@ struct WinogradKernels {
           V r[M];
           F::at(tmp[i], r);
           for (int j = 0; j < M && x0 + j < g.ow; ++j) {
-            const V y = OutActs<I>::template apply<A>(I::add(r[j], b), vlo, vhi);
-            I::store(image + at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block), y);
+            const std::size_t o = at(c, static_cast<std::size_t>(y0 + i) * g.ow + x0 + j, ohw, g.block);
+            V y = I::add(r[j], b);
+            if constexpr (R == Residual::BeforeAct) y = I::add(y, I::load(res + image_at + o));
+            y = OutActs<I>::template apply<A>(y, vlo, vhi);
+            if constexpr (R == Residual::AfterAct) y = I::add(y, I::load(res + image_at + o));
+            float* out = image + o;
+            if (valid < L) {  // the padding lanes zero
+              I::store(out, y);
+              y = I::load_n(out, valid);
+            }
+            I::store(out, y);
           }
         }
       }

@@ -513,7 +513,9 @@ const WinogradForm kWinogradForms[] = {{cpu::Winograd3x3::Split::Tiles, false, "
 
 // vinfer's Winograd 3x3s (src/cpu/winograd*.cpp: F(4,3) and F(2,3) for
 // stride 1, the polyphase form for stride 2) against plain loops, for both channel blocks,
-// every padding they take, partial tiles and chunks, bias, clamping and SiLU.
+// every padding they take, partial tiles and chunks, channel counts that are
+// not a multiple of the block (input padding lanes NaN, output ones zero),
+// bias, clamping and SiLU, a residual added before or after the function.
 // Winograd rounds differently from direct convolution: the bound is relative
 // to the largest output.
 TEST(Winograd, MatchesDirectConvolution) {
@@ -524,7 +526,9 @@ TEST(Winograd, MatchesDirectConvolution) {
     int stride = 1;
     int tile = 4;  // stride 1: F(4,3) or F(2,3)
     bool silu = false;  // SiLU instead of the clamp
+    cpu::Residual residual = cpu::Residual::None;
   };
+  const auto before = cpu::Residual::BeforeAct, after = cpu::Residual::AfterAct;
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<Case> cases = {
       {16, 16, 28, 28, 1, 1, 1, 1, 8, false, -inf, inf},   // DenseNet-like, whole chunks
@@ -554,6 +558,17 @@ TEST(Winograd, MatchesDirectConvolution) {
       {16, 24, 11, 13, 1, 1, 1, 1, 8, true, -inf, inf, 1, 4, true},
       {32, 48, 29, 28, 1, 1, 1, 1, 16, true, -inf, inf, 2, 2, true},
       {16, 16, 7, 7, 1, 1, 1, 1, 8, false, -inf, inf, 1, 2, true},
+      // Partial channel blocks (EfficientNetV2's 24-channel maps) in each form.
+      {24, 24, 30, 29, 1, 1, 1, 1, 16, true, -inf, inf, 1, 4, true},
+      {12, 20, 13, 11, 1, 1, 1, 1, 8, true, 0.f, inf, 1, 4},
+      {24, 96, 29, 28, 1, 1, 1, 1, 16, true, -inf, inf, 2, 2, true},
+      {20, 40, 9, 10, 1, 1, 1, 1, 16, false, 0.1f, 0.5f, 1, 2},  // padding lanes zero, not 0.1
+      // A residual: EfficientNetV2's (SiLU, then the shortcut; 24 channels),
+      // ResNet's order (the sum, then ReLU), in each form.
+      {24, 24, 30, 29, 1, 1, 1, 1, 16, true, -inf, inf, 1, 4, true, after},
+      {16, 16, 13, 11, 1, 1, 1, 1, 8, true, 0.f, inf, 1, 4, false, before},
+      {32, 20, 29, 28, 1, 1, 1, 1, 16, true, -inf, inf, 2, 2, true, after},
+      {16, 32, 9, 12, 0, 2, 2, 0, 16, true, 0.f, inf, 1, 2, false, before},
   };
   IsaCoverage isa;
   for (const Case& c : cases) {
@@ -568,9 +583,11 @@ TEST(Winograd, MatchesDirectConvolution) {
     }
     isa.runs(c.block);
     const TensorData x = test::random_tensor({1, c.ic, c.h, c.w}, 5), w = test::random_tensor({c.oc, c.ic, 3, 3}, 6),
-                     b = test::random_tensor({c.oc}, 7);
+                     b = test::random_tensor({c.oc}, 7), r = test::random_tensor({1, c.oc, g.oh, g.ow}, 8);
     auto blocked = [&](int ch, int hw) { return static_cast<std::size_t>(ch / c.block) * hw * c.block; };
-    std::vector<float> src(blocked(c.ic, c.h * c.w)), dst(blocked(c.oc, g.oh * g.ow), NAN), want(dst.size());
+    auto padded = [&](int ch) { return (ch + c.block - 1) / c.block * c.block; };
+    std::vector<float> src(blocked(padded(c.ic), c.h * c.w), NAN), dst(blocked(padded(c.oc), g.oh * g.ow), NAN),
+        want(dst.size(), 0.f), res(dst.size(), NAN);
     for (int ch = 0; ch < c.ic; ++ch)
       for (int p = 0; p < c.h * c.w; ++p)
         src[blocked(ch, c.h * c.w) + static_cast<std::size_t>(p) * c.block + ch % c.block] = x.f[ch * c.h * c.w + p];
@@ -578,6 +595,9 @@ TEST(Winograd, MatchesDirectConvolution) {
     for (int o = 0; o < c.oc; ++o)
       for (int y = 0; y < g.oh; ++y)
         for (int xx = 0; xx < g.ow; ++xx) {
+          const std::size_t out = blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block;
+          const double rv = r.f[(o * g.oh + y) * g.ow + xx];
+          res[out] = static_cast<float>(rv);
           double acc = c.bias ? b.f[o] : 0.0;
           for (int i = 0; i < c.ic; ++i)
             for (int ky = 0; ky < 3; ++ky)
@@ -586,9 +606,11 @@ TEST(Winograd, MatchesDirectConvolution) {
                 if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w)
                   acc += static_cast<double>(w.f[((o * c.ic + i) * 3 + ky) * 3 + kx]) * x.f[(i * c.h + iy) * c.w + ix];
               }
+          if (c.residual == before) acc += rv;
           scale = std::max(scale, std::fabs(acc));
-          want[blocked(o, g.oh * g.ow) + static_cast<std::size_t>(y * g.ow + xx) * c.block + o % c.block] =
-              static_cast<float>(c.silu ? acc / (1 + std::exp(-acc)) : std::clamp<double>(acc, c.lo, c.hi));
+          double v = c.silu ? acc / (1 + std::exp(-acc)) : std::clamp<double>(acc, c.lo, c.hi);
+          if (c.residual == after) v += rv;
+          want[out] = static_cast<float>(v);
         }
     // Both ways of sharing the work (by positions, with whole and half
     // transformed weights); each thread count splits the tiles (runs,
@@ -596,19 +618,26 @@ TEST(Winograd, MatchesDirectConvolution) {
     const int max_threads = omp_get_max_threads();
     for (const WinogradForm& f : kWinogradForms) {
       cpu::Winograd3x3 k(g, w.f.data(), c.bias ? b.f.data() : nullptr, c.lo, c.hi, f.split, f.half,
-                         c.silu ? cpu::OutAct::Swish : cpu::OutAct::Clamp);
+                         c.silu ? cpu::OutAct::Swish : cpu::OutAct::Clamp, c.residual);
+      const float* with = c.residual == cpu::Residual::None ? nullptr : res.data();
       for (int threads : {1, 2, 3}) {
         std::fill(dst.begin(), dst.end(), NAN);
         omp_set_num_threads(threads);
-        k.run(src.data(), dst.data());
+        if (with) {
+          cpu::Block own = cpu::aligned_block(k.scratch_bytes(threads));
+          k.run(src.data(), dst.data(), own.get(), threads, nullptr, 0, with);
+        } else {
+          k.run(src.data(), dst.data());
+        }
         const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
-        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << (c.silu ? " silu" : "") << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
+        EXPECT_LT(diff / scale, 1e-5) << "stride " << c.stride << " tile " << c.tile << (c.silu ? " silu" : "")
+                                      << " residual " << static_cast<int>(c.residual) << " ic " << c.ic << " oc " << c.oc << " " << c.h << "x" << c.w << " block "
                                       << c.block << " threads " << threads << " by " << f.name;
         // Prefetching other weights meanwhile (as in a network) changes nothing.
         std::vector<float> again(dst.size(), NAN);
         cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
         const std::vector<cpu::ByteSpan> next = {{w.f.data(), w.f.size() * sizeof(float)}, {b.f.data(), 4}};
-        k.run(src.data(), again.data(), scratch.get(), threads, &next);
+        k.run(src.data(), again.data(), scratch.get(), threads, &next, 0, with);
         EXPECT_EQ(max_abs_diff(again.data(), dst.data(), dst.size()), 0.0) << "with a prefetch list, threads " << threads;
       }
     }
@@ -1047,6 +1076,30 @@ TEST(Winograd, EngineUsesItWhenAsked) {
         EXPECT_EQ(impls.find("_silu") != std::string::npos, silu) << impls;
       }
     }
+  }
+}
+
+// A residual Add fused into the 3x3 runs in vinfer's Winograd, in either
+// order: EfficientNetV2's (SiLU, then the shortcut; 24 channels, a partial
+// block) and ResNet's (the sum, then ReLU), against the reference, in one op.
+TEST(Winograd, EngineAddsResiduals) {
+  for (bool silu_first : {true, false}) {
+    const std::int64_t ch = silu_first ? 24 : 32;
+    Graph g = conv_graph({1, ch, 30, 29}, ch, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 13);
+    const int x = g.inputs[0], conv_out = g.outputs[0];
+    g.outputs.clear();
+    if (silu_first) {
+      const int act = g.add_node("Mul", {conv_out, g.add_node("Sigmoid", {conv_out})[0]})[0];
+      g.mark_output(g.add_node("Add", {act, x})[0]);
+    } else {
+      g.mark_output(g.add_node("Relu", {g.add_node("Add", {conv_out, x})[0]})[0]);
+    }
+    double rel;
+    const std::string impls = impls_with(g, "VINFER_WINOGRAD", "vinfer", rel);
+    EXPECT_LT(rel, 1e-5) << (silu_first ? "SiLU, then the residual" : "the residual, then ReLU");
+    if (!cpu::Winograd3x3::supports({static_cast<int>(ch), static_cast<int>(ch), 30, 29, 30, 29, 1, 1, 8, 1})) continue;
+    EXPECT_NE(impls.find(silu_first ? "wino_f43_silu" : "wino_f43"), std::string::npos) << impls;
+    EXPECT_EQ(impls.find("binary"), std::string::npos) << impls;  // no separate Add
   }
 }
 
