@@ -873,10 +873,12 @@ void build_conv(BuildContext& ctx, const Node& n) {
     OutAct act;
     Residual residual;
     int sum_input;
-    // vinfer's kernels take a residual that oneDNN would read as f32 blocks
-    // (one added in place, over dst, they leave to oneDNN).
-    const bool own_epilogue = own_epilogue_of(n, lo, hi, act, residual, sum_input) &&
-                              (sum_input < 0 ? extra.empty() : extra.size() == 1 && extra[0].second.md == blocked_md(ys));
+    // vinfer's kernels take a residual that oneDNN would read as packed f32
+    // blocks (one added in place, over dst, or a view they leave to oneDNN).
+    const bool own_epilogue =
+        own_epilogue_of(n, lo, hi, act, residual, sum_input) &&
+        (sum_input < 0 ? extra.empty()
+                       : extra.size() == 1 && extra[0].second.md == blocked_md(ys) && extra[0].second.image_bytes == 0);
     const TensorRef* res = sum_input >= 0 && own_epilogue ? &extra[0].second : nullptr;
     const bool own = ctx.winograd() && in_form == Form::Blocked && own_epilogue &&
                      own_winograd_geometry(n, p, xs, ys, min_map, geo);
