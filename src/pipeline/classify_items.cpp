@@ -18,10 +18,14 @@ namespace {
 
 constexpr std::size_t kFree = std::numeric_limits<std::size_t>::max();
 
+// Slot k of a ring of R holds items k, k + R, k + 2R, ... in that order:
+// a loader that claimed a later item for it waits for its turn, so the
+// stream waiting for the earlier one cannot be left waiting forever.
 struct Slot {
   std::vector<float> tensor;
   std::string error;
   std::size_t item = kFree;  // the item it holds (or is being loaded into it)
+  std::size_t turn = 0;      // the next item it takes
   bool ready = false;
 };
 
@@ -81,7 +85,7 @@ class Pipeline {
     // Each stream's batch in flight and the next, plus one per loader.
     const std::size_t ring = o.queue > 0 ? static_cast<std::size_t>(o.queue) : 2 * batch_ * models.size() + workers;
     slots_.resize(std::max(ring, batch_));
-    for (Slot& s : slots_) s.tensor.resize(in_item_);
+    for (std::size_t k = 0; k < slots_.size(); ++k) slots_[k].tensor.resize(in_item_), slots_[k].turn = k;
     for (std::size_t w = 0; w < std::min(workers, std::max<std::size_t>(count, 1)); ++w) loaders_.emplace_back([this] { load_loop(); });
   }
 
@@ -185,7 +189,7 @@ class Pipeline {
         if (stopping_ || next_load_ >= count_) return;
         i = next_load_++;
         s = &slots_[i % slots_.size()];
-        freed_.wait(lock, [&] { return stopping_ || s->item == kFree; });
+        freed_.wait(lock, [&] { return stopping_ || (s->item == kFree && s->turn == i); });
         if (stopping_) return;
         s->item = i;
       }
@@ -238,7 +242,7 @@ class Pipeline {
         }
         {
           std::lock_guard<std::mutex> lock(mu_);
-          s.item = kFree, s.ready = false;
+          s.item = kFree, s.ready = false, s.turn = i + slots_.size();
         }
         freed_.notify_all();
       }

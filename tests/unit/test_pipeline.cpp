@@ -4,6 +4,7 @@
 // exception stopping it cleanly; a single item loaded without a loader thread.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -68,6 +69,33 @@ TEST(Pipeline, ResultsInOrderWithErrorsInPlace) {
         ASSERT_EQ(got[i].logits.size(), 3u);
         EXPECT_FLOAT_EQ(got[i].logits[static_cast<std::size_t>(i % 3)], static_cast<float>(i) + 1.f);
       }
+    }
+}
+
+// Several loaders on a small ring: a loader that claimed an item must get
+// that item's slot before a loader that claimed a later item for the same
+// slot (else the streams wait for the earlier item and the later loader for
+// the streams: a deadlock). Loaders of items that are 1 mod 3 are slow, so
+// that the others run ahead by a whole ring.
+TEST(Pipeline, LoadersTakeSlotsInItemOrder) {
+  for (int queue : {1, 2, 3})
+    for (int workers : {2, 4}) {
+      Model m = channel_means(1);
+      PipelineOptions po;
+      po.workers = workers;
+      po.queue = queue;
+      po.topk = 1;
+      std::size_t seen = 0;
+      const std::size_t count = 60;
+      const std::size_t failed = classify_items(
+          m, model_preset(m, "torchvision"), count,
+          [](std::size_t i, Preprocessor&, float* x) {
+            if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(300));
+            std::fill(x, x + 3 * 64, static_cast<float>(i));
+          },
+          [&](ItemResult&& r) { EXPECT_EQ(r.index, seen++); }, po);
+      EXPECT_EQ(failed, 0u);
+      EXPECT_EQ(seen, count) << "queue " << queue << " workers " << workers;
     }
 }
 
