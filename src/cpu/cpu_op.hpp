@@ -253,6 +253,7 @@ void build_slice(BuildContext& ctx, const Node& n);
 void build_gather(BuildContext& ctx, const Node& n);
 void build_pad(BuildContext& ctx, const Node& n);
 void build_split(BuildContext& ctx, const Node& n);
+void build_channel_gather(BuildContext& ctx, const Node& n);
 // Any other node the reference evaluator runs (graph/reference.hpp), on
 // plain float tensors: slow but exact, named by `vinfer info`.
 void build_reference(BuildContext& ctx, const Node& n);

@@ -55,4 +55,12 @@ void scale_shift_blocked16_quantize(const float* x, void* y, std::int64_t n, std
 void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t n, std::int64_t y_stride, int count,
                                            const float* s, const float* b, bool relu, float inv_scale, bool is_unsigned);
 
+// One channel block of n pixels (nChw8c / nChw16c, L = 8 / 16 lanes)
+// gathered from `sources` input blocks (at most L): output lane l of pixel p
+// is src[s][p x L + idx[s x L + l]] for the source s whose idx there is not
+// negative, zero where none is (ShuffleNet's channel shuffle,
+// op_channel_gather.cpp). AVX2 + FMA and AVX-512 (simd_block_runs).
+void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n);
+void gather_blocks_avx512(const float* const* src, const int* idx, int sources, float* y, std::int64_t n);
+
 }  // namespace vinfer::cpu

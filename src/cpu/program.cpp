@@ -82,6 +82,7 @@ const std::map<std::string, Factory>& kernel_table() {
       {"Gather", build_gather},
       {"Pad", build_pad},
       {"Split", build_split},
+      {"vinfer.ChannelGather", build_channel_gather},
       {"Identity", build_reshape},
       {"Dropout", build_reshape},
   };

@@ -6,6 +6,7 @@
 
 #include "cpu/conv1x1_impl.hpp"
 #include "cpu/gemv_impl.hpp"
+#include "cpu/kernels.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
@@ -59,6 +60,27 @@ void gemv_rows_bf16_avx2(const GemvRows& r) { gemv_rows<Avx2>(r, r.w16); }
 void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, int rows, int oc0, int oc1, float* packed,
                        PrefetchCursor* pf) {
   Conv1x1Kernels<Avx2>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
+}
+
+void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n) {
+  __m256i sel[8];
+  __m256 take[8];
+  for (int s = 0; s < sources; ++s) {
+    alignas(32) int lanes[8], mask[8];
+    for (int l = 0; l < 8; ++l) {
+      const int i = idx[s * 8 + l];
+      lanes[l] = i >= 0 ? i : 0;
+      mask[l] = i >= 0 ? -1 : 0;
+    }
+    sel[s] = _mm256_load_si256(reinterpret_cast<const __m256i*>(lanes));
+    take[s] = _mm256_castsi256_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(mask)));
+  }
+  for (std::int64_t p = 0; p < n; ++p) {
+    __m256 v = _mm256_setzero_ps();
+    for (int s = 0; s < sources; ++s)
+      v = _mm256_blendv_ps(v, _mm256_permutevar8x32_ps(_mm256_loadu_ps(src[s] + p * 8), sel[s]), take[s]);
+    _mm256_storeu_ps(y + p * 8, v);
+  }
 }
 
 }  // namespace vinfer::cpu

@@ -113,4 +113,24 @@ void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t
   }
 }
 
+void gather_blocks_avx512(const float* const* src, const int* idx, int sources, float* y, std::int64_t n) {
+  __m512i sel[16];
+  __mmask16 take[16];
+  for (int s = 0; s < sources; ++s) {
+    alignas(64) int lanes[16];
+    take[s] = 0;
+    for (int l = 0; l < 16; ++l) {
+      const int i = idx[s * 16 + l];
+      take[s] = static_cast<__mmask16>(take[s] | (i >= 0 ? 1u << l : 0u));
+      lanes[l] = i >= 0 ? i : 0;
+    }
+    sel[s] = _mm512_load_si512(lanes);
+  }
+  for (std::int64_t p = 0; p < n; ++p) {
+    __m512 v = _mm512_setzero_ps();
+    for (int s = 0; s < sources; ++s) v = _mm512_mask_permutexvar_ps(v, take[s], sel[s], _mm512_loadu_ps(src[s] + p * 16));
+    _mm512_storeu_ps(y + p * 16, v);
+  }
+}
+
 }  // namespace vinfer::cpu

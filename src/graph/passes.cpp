@@ -512,6 +512,115 @@ int pool_before_conv1x1(Graph& g) {
   return moved;
 }
 
+namespace {
+
+// The channels [begin, begin + count) a Slice of a 4-D value keeps, if it
+// keeps every index of the other dimensions, with constant parameters and
+// a step of 1; else false.
+bool channel_slice(const Graph& g, const Node& n, std::int64_t& begin, std::int64_t& count) {
+  if (n.op != "Slice" || n.inputs.size() < 3) return false;
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  std::vector<const TensorData*> p;
+  for (std::size_t i = 1; i < 5; ++i) p.push_back(i < n.inputs.size() && n.inputs[i] >= 0 ? g.constant(n.inputs[i]) : nullptr);
+  if (xs.size() != 4 || !p[0] || !p[1] || (n.inputs.size() > 3 && n.inputs[3] >= 0 && !p[2]) ||
+      (n.inputs.size() > 4 && n.inputs[4] >= 0 && !p[3]))
+    return false;
+  const SliceWindow w = slice_window(n, xs, p[0]->i, p[1]->i, p[2] ? p[2]->i : std::vector<std::int64_t>{},
+                                     p[3] ? p[3]->i : std::vector<std::int64_t>{});
+  for (std::size_t d = 0; d < 4; ++d)
+    if (w.step[d] != 1 || (d != 1 && (w.begin[d] != 0 || w.size[d] != xs[d]))) return false;
+  begin = w.begin[1], count = w.size[1];
+  return count > 0;
+}
+
+}  // namespace
+
+int fuse_channel_shuffle(Graph& g) {
+  const auto cons = g.consumers();
+  const std::vector<int> prod = producers(g);
+  const auto producer = [&](int v, const char* op) -> Node* {
+    const int p = v >= 0 ? prod[static_cast<std::size_t>(v)] : -1;
+    return p >= 0 && g.nodes[static_cast<std::size_t>(p)].op == op && sole_consumer(g, cons, v) >= 0
+               ? &g.nodes[static_cast<std::size_t>(p)]
+               : nullptr;
+  };
+  int fused = 0;
+  std::vector<std::pair<int, Node>> inserts;  // gathers to place after node .first (a Split's other parts)
+  for (Node& r2 : g.nodes) {
+    if (r2.op != "Reshape" || g.value(r2.outputs[0]).shape.size() != 4) continue;
+    const Node* t = producer(r2.inputs[0], "Transpose");
+    if (!t || t->get_ints("perm") != std::vector<std::int64_t>{0, 2, 1, 3, 4}) continue;
+    const Node* r1 = producer(t->inputs[0], "Reshape");
+    if (!r1) continue;
+    const Shape& xs = g.value(r1->inputs[0]).shape;
+    const Shape& s5 = g.value(r1->outputs[0]).shape;
+    const Shape& ys = g.value(r2.outputs[0]).shape;
+    if (xs.size() != 4 || s5.size() != 5 || s5[0] != xs[0] || s5[1] * s5[2] != xs[1] || s5[3] != xs[2] || s5[4] != xs[3] ||
+        ys != xs || g.value(r1->inputs[0]).dtype != DType::F32)
+      continue;
+    // The gather reads the concatenation's parts, where only the shuffle reads it.
+    std::vector<int> sources{r1->inputs[0]};
+    if (const Node* cat = producer(r1->inputs[0], "Concat")) {
+      const bool parts = cat->get_int("axis", 1) == 1 || cat->get_int("axis", 1) == -3;
+      if (parts && std::none_of(cat->inputs.begin(), cat->inputs.end(), [&](int v) { return g.value(v).is_constant(); }))
+        sources = cat->inputs;
+    }
+    // Shuffled channel j = i x G + gi is channel gi x (C / G) + i.
+    const std::int64_t G = s5[1], per = s5[2];
+    std::vector<std::int64_t> perm(static_cast<std::size_t>(xs[1]));
+    for (std::int64_t j = 0; j < xs[1]; ++j) perm[static_cast<std::size_t>(j)] = (j % G) * per + j / G;
+    const auto gather = [&](Node& n, std::int64_t begin, std::int64_t count) {
+      n.op = "vinfer.ChannelGather";
+      n.inputs = sources;
+      n.attrs = {{"channels", std::vector<std::int64_t>(perm.begin() + begin, perm.begin() + begin + count)}};
+      ++fused;
+    };
+    const int y = r2.outputs[0];
+    for (int c : cons[static_cast<std::size_t>(y)]) {
+      Node& reader = g.nodes[static_cast<std::size_t>(c)];
+      std::int64_t begin, count;
+      if (channel_slice(g, reader, begin, count)) {
+        gather(reader, begin, count);
+      } else if (reader.op == "Split" && reader.inputs[0] == y && (reader.get_int("axis", 0) == 1 || reader.get_int("axis", 0) == -3) &&
+                 std::all_of(reader.outputs.begin(), reader.outputs.end(), [](int v) { return v >= 0; })) {
+        // (the dynamo exporter's chunk) One gather per part, the first in the Split's place.
+        const std::vector<int> parts = reader.outputs;
+        const std::string name = reader.name;
+        begin = 0;
+        for (std::size_t o = 0; o < parts.size(); ++o) {
+          count = g.value(parts[o]).shape[1];
+          Node* n = &reader;
+          if (o > 0) {
+            Node part;
+            part.name = name + "/" + std::to_string(o);
+            inserts.emplace_back(c, std::move(part));
+            n = &inserts.back().second;
+          }
+          n->outputs = {parts[o]};
+          gather(*n, begin, count);
+          begin += count;
+        }
+      }
+    }
+    r2.op = "vinfer.ChannelGather";
+    r2.inputs = sources;
+    r2.attrs = {{"channels", perm}};
+    ++fused;
+  }
+  if (!inserts.empty()) {
+    std::vector<Node> nodes;
+    nodes.reserve(g.nodes.size() + inserts.size());
+    std::stable_sort(inserts.begin(), inserts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto next = inserts.begin();
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+      nodes.push_back(std::move(g.nodes[k]));
+      for (; next != inserts.end() && next->first == static_cast<int>(k); ++next) nodes.push_back(std::move(next->second));
+    }
+    g.nodes = std::move(nodes);
+  }
+  return fused;
+}
+
 int remove_dead_nodes(Graph& g) {
   int removed = 0;
   bool changed = true;
@@ -553,6 +662,7 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
     acts += fuse_activations(g);
     note("fuse_activations", acts);
     note("pool_before_conv1x1", pool_before_conv1x1(g));
+    note("fuse_channel_shuffle", fuse_channel_shuffle(g));
   }
   note("remove_dead_nodes", remove_dead_nodes(g));
 }

@@ -50,6 +50,13 @@ int fuse_residual_add(Graph& g);
 // commute, and the convolution then runs on 1/k^2 of the pixels (DenseNet's
 // transitions: a quarter of their multiplications). Only the rounding differs.
 int pool_before_conv1x1(Graph& g);
+// ShuffleNet's channel shuffle, Reshape([N, G, C/G, H, W]) -> Transpose(0,
+// 2, 1, 3, 4) -> Reshape([N, C, H, W]), becomes one vinfer.ChannelGather of
+// the Concat's inputs before it (or of its input), and each Slice or Split
+// part of the channels after it another, of those channels: one pass over the values
+// instead of four layout copies (the Concat, both reshapes' reorders, the
+// Slice). The nodes left unread are removed by remove_dead_nodes.
+int fuse_channel_shuffle(Graph& g);
 // Nodes whose results nobody reads are removed.
 int remove_dead_nodes(Graph& g);
 

@@ -361,6 +361,32 @@ TEST(EngineOps, SliceRuntimeValues) {
   EXPECT_LT(cpu_vs_reference(g), 1e-7);
 }
 
+// ShuffleNet's channel shuffle and split (graph pass fuse_channel_shuffle)
+// run as vinfer's channel gathers, exactly, with no Transpose, Reshape,
+// Slice or Split left (either form of the split). Channel counts that are no multiple of a vector (ShuffleNet
+// v2 1.0's 116), a batch, three groups.
+TEST(EngineOps, ChannelShuffleGathers) {
+  for (const bool split : {false, true})
+  for (const auto& [shape, groups] : {std::pair<Shape, std::int64_t>{{2, 24, 5, 7}, 2}, {{1, 48, 6, 3}, 3}, {{1, 116, 7, 7}, 2}}) {
+    const Graph g = test::channel_shuffle_graph(shape, groups, split);
+    EXPECT_LT(cpu_vs_reference(g), 1e-6) << shape_str(shape);
+    EngineOptions opt;
+    opt.threads = 2;
+    Model m = Model::from_graph(g, "test", opt);
+    const TensorData x = test::random_tensor(m.input_shape(), 3);
+    std::vector<float> y(m.output_size());
+    int gathers = 0;
+    for (const LayerProfile& l : m.profile(x.f.data(), y.data())) {
+      for (const char* op : {"Transpose", "Reshape", "Slice", "Split"}) EXPECT_NE(l.name.rfind(op, 0), 0u) << l.name;
+      if (l.name.rfind("vinfer.ChannelGather", 0) == 0) {
+        ++gathers;
+        EXPECT_EQ(l.impl.rfind("vinfer:channel_gather", 0), 0u) << l.impl;  // (each ISA's: the suite's VINFER_ISA runs)
+      }
+    }
+    EXPECT_EQ(gathers, 3) << shape_str(shape);
+  }
+}
+
 // Strided Slice, Split, Pad and the reductions on runtime values (Swin's patch
 // merging, window padding and normalization): kernels, not the fallback,
 // except for steps a strided view cannot express.

@@ -342,6 +342,33 @@ TEST(Passes, PoolBeforeConv1x1OnlyWhereTheyCommute) {
   }
 }
 
+// The channel shuffle becomes gathers of the Concat's inputs: one for the
+// whole shuffled tensor (its ReLU reads it) and one per Slice or Split
+// part; the Concat, reshapes, Transpose, Slices and Split are gone. Two and
+// three groups, channel counts that are no multiple of a vector.
+TEST(Passes, FuseChannelShuffle) {
+  for (const bool split : {false, true})
+  for (const auto& [shape, groups] : {std::pair<Shape, std::int64_t>{{2, 24, 5, 7}, 2}, {{1, 48, 3, 4}, 3}}) {
+    const Graph g = test::channel_shuffle_graph(shape, groups, split);
+    Graph f = g;
+    fold_constants(f, GraphLimits{});
+    EXPECT_EQ(fuse_channel_shuffle(f), 3);
+    remove_dead_nodes(f);
+    EXPECT_EQ(count(f, "vinfer.ChannelGather"), 3);
+    EXPECT_EQ(count(f, "Transpose") + count(f, "Reshape") + count(f, "Slice") + count(f, "Split"), 0);
+    EXPECT_EQ(count(f, "Concat"), 1);  // the one after the split (a conv's output and a gather's)
+    for (const Node& n : f.nodes)
+      if (n.op == "vinfer.ChannelGather") EXPECT_EQ(n.inputs.size(), 2u) << n.label();  // the branches, not their Concat
+    expect_same_meaning(g);
+  }
+  // A Transpose of other axes, or a Slice of the pixels, is left alone.
+  Graph g = test::channel_shuffle_graph({1, 16, 4, 4}, 2);
+  for (Node& n : g.nodes)
+    if (n.op == "Transpose") n.attrs["perm"] = std::vector<std::int64_t>{0, 1, 2, 4, 3};
+  fold_constants(g, GraphLimits{});
+  EXPECT_EQ(fuse_channel_shuffle(g), 0);
+}
+
 TEST(Passes, RemoveIdentitiesZeroPadsAndDeadNodes) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 4, 4});

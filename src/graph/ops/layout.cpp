@@ -238,6 +238,41 @@ void gather_reference(RefContext& c) {
     }
 }
 
+// ---- vinfer.ChannelGather: y[n, j] = the inputs concatenated along the
+// channels, its channel channels[j] (a graph pass makes it from ShuffleNet's
+// channel shuffle and the split after it; passes.cpp, fuse_channel_shuffle).
+void channel_gather_shape(ShapeContext& c) {
+  if (c.n.inputs.empty()) c.bad("needs at least one input");
+  const Shape& first = c.in_shape(0);
+  if (first.size() != 4) c.bad("takes 4-dimensional inputs");
+  I total = 0;
+  for (std::size_t i = 0; i < c.n.inputs.size(); ++i) {
+    const Shape& s = c.in_shape(i);
+    if (s.size() != 4 || s[0] != first[0] || s[2] != first[2] || s[3] != first[3] || c.in_dtype(i) != DType::F32)
+      c.bad("input " + std::to_string(i) + " shape " + shape_str(s) + " does not match " + shape_str(first));
+    total += s[1];
+  }
+  const std::vector<I> ch = c.n.get_ints("channels");
+  if (ch.empty()) c.bad("needs channels");
+  for (I j : ch)
+    if (j < 0 || j >= total) c.bad("channel " + std::to_string(j) + " outside the inputs' " + std::to_string(total));
+  c.set(0, {first[0], static_cast<I>(ch.size()), first[2], first[3]});
+}
+
+void channel_gather_reference(RefContext& c) {
+  TensorData& y = c.y();
+  const std::vector<I> ch = c.n.get_ints("channels");
+  const I n = y.shape[0], hw = y.shape[2] * y.shape[3], out_c = static_cast<I>(ch.size());
+  for (std::size_t j = 0; j < ch.size(); ++j) {
+    I k = ch[j];  // the input holding it, and its channel there
+    std::size_t i = 0;
+    while (k >= c.arg(i).shape[1]) k -= c.arg(i++).shape[1];
+    const TensorData& x = c.arg(i);
+    for (I b = 0; b < n; ++b)
+      std::copy_n(x.f.begin() + (b * x.shape[1] + k) * hw, hw, y.f.begin() + (b * out_c + static_cast<I>(j)) * hw);
+  }
+}
+
 // ---- Slice (opset 10+: starts, ends, axes, steps as constant inputs)
 void slice_shape(ShapeContext& c) {
   c.need_inputs(3, 5);
@@ -442,6 +477,7 @@ void add_layout_ops(std::vector<OpDef>& ops) {
       {.name = "Gather", .shape = gather_shape, .reference = gather_reference, .types = Any},
       {.name = "Slice", .shape = slice_shape, .reference = slice_reference, .types = Any},
       {.name = "Transpose", .shape = transpose_shape, .reference = transpose_reference, .types = Any},
+      {.name = "vinfer.ChannelGather", .shape = channel_gather_shape, .reference = channel_gather_reference},
       {.name = "Pad", .shape = pad_shape, .reference = pad_reference, .types = Any},
       {.name = "Constant", .shape = constant_shape, .reference = constant_reference, .types = Any, .from_onnx = constant_from_onnx},
       {.name = "ConstantOfShape", .shape = constant_of_shape_shape, .reference = constant_of_shape_reference, .types = Any},
