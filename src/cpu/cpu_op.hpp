@@ -144,6 +144,11 @@ class BuildContext {
   virtual TensorRef output_images(int value) = 0;
   // Declares `value` as a reinterpretation (reshape) of `source`'s plain storage.
   virtual void alias_plain(int value, int source) = 0;
+  // Declares `value` in `form` as `source`'s storage in `source_form`, the
+  // same bytes (a Transpose that only renames a layout: NCHW's channels-last
+  // storage is the NHWC tensor's plain one, and back). `source` must exist
+  // in `source_form`.
+  virtual void alias_form(int value, Form form, int source, Form source_form) = 0;
   // Declares `value` in `form` written over `source`'s storage in that form
   // (an accumulation in place), where that is safe: `source` exists in
   // `form` with the same shape, is not the network's input or output nor a

@@ -908,8 +908,47 @@ void build_conv(BuildContext& ctx, const Node& n) {
     if (!is_onednn(kind)) return add_own_winograd(ctx, n, geo, lo, hi, act, residual, res, *w, b, kind, std::move(kernel));
     if (kind == Conv3x3::OneDnnWinograd) pd = wino;
   }
-  TensorRef src = ctx.input(n.inputs[0], src_form);
-  TensorRef dst = ctx.output(n.outputs[0], dst_form);
+  // ConvNeXt's blocks in channels-last: a convolution reads channels-last
+  // where its input exists only so (the block's residual sum, after the MLP
+  // transposed back by renaming bytes: op_transpose.cpp), and then writes
+  // it too; it writes channels-last
+  // where every reader is an NCHW -> NHWC Transpose (which then renames its
+  // bytes). Where oneDNN has a kernel for that (no fused residual operand,
+  // not its reference kernel).
+  Form src_f = src_form, dst_f = dst_form;
+  if (!pd && !bf16 && !ctx.int8() && out_form == Form::Blocked && extra.empty()) {
+    const int x = n.inputs[0], y = n.outputs[0];
+    const auto& readers = ctx.consumers(y);
+    // (not after a grouped convolution whose groups made it channels-last:
+    // ResNeXt's and RegNet's stay as they were measured)
+    const bool after_groups = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& p) {
+      if (p.op != "Conv" || std::find(p.outputs.begin(), p.outputs.end(), x) == p.outputs.end()) return false;
+      const std::int64_t groups = p.get_int("group", 1);
+      return groups > 1 && groups != g.value(x).shape[1];
+    });
+    const bool cl_in =
+        in_form == Form::Blocked && !ctx.has_form(x, Form::Blocked) && ctx.has_form(x, Form::ChannelsLast) && !after_groups;
+    const bool cl_out = !g.is_output(y) && !ctx.is_view(y) &&
+                        (cl_in || (!readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int r) {
+                                     const Node& t = g.nodes[static_cast<std::size_t>(r)];
+                                     return t.op == "Transpose" && t.get_ints("perm") == std::vector<std::int64_t>{0, 2, 3, 1};
+                                   })));
+    // (a plain input, the image, is read channels-last too if oneDNN has no
+    // kernel from plain to channels-last: it has only its reference one)
+    for (const Form sf : {cl_in ? Form::ChannelsLast : src_form, Form::ChannelsLast}) {
+      if (!(cl_in || cl_out) || pd) break;
+      const Form df = cl_out ? Form::ChannelsLast : dst_form;
+      try {
+        const auto cl = dnnl::convolution_forward::primitive_desc(
+            desc_of(md_for(xs, sf), md_for(ys, df), dnnl::algorithm::convolution_direct), attr, ctx.engine());
+        if (std::string(cl.impl_info_str()).rfind("ref", 0) != 0) pd = cl, src_f = sf, dst_f = df;
+      } catch (const dnnl::error&) {
+        // no such kernel: blocked, as above
+      }
+    }
+  }
+  TensorRef src = ctx.input(n.inputs[0], src_f);
+  TensorRef dst = ctx.output(n.outputs[0], dst_f);
   if (!pd) pd = dnnl::convolution_forward::primitive_desc(desc(dnnl::algorithm::convolution_direct), attr, ctx.engine());
   op->prim = dnnl::convolution_forward(pd);
   op->args[DNNL_ARG_WEIGHTS] = pack_weights(ctx.engine(), *w, user_w, pd.weights_desc(), op->buffers);
@@ -922,7 +961,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   finish(*op, pd);
   ctx.add(std::move(op));
   // A view into a concatenation is read as blocks: written there from channels-last.
-  if (dst_form == Form::ChannelsLast && ctx.is_view(n.outputs[0])) channels_last_into_view(ctx, n.outputs[0]);
+  if (dst_f == Form::ChannelsLast && ctx.is_view(n.outputs[0])) channels_last_into_view(ctx, n.outputs[0]);
 }
 
 }  // namespace vinfer::cpu

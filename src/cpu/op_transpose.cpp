@@ -17,6 +17,16 @@ void build_transpose(BuildContext& ctx, const Node& n) {
   const Shape& ys = g.value(n.outputs[0]).shape;
   if (g.value(n.outputs[0]).dtype != DType::F32) unsupported(n, "transposing integer runtime values");
   const std::vector<std::int64_t> perm = detail::transpose_perm(n, xs.size());
+  // NCHW <-> NHWC where the bytes are already in place (ConvNeXt's permutes
+  // around its LayerNorm and MLP): the channels-last storage of a 4-D value
+  // is its NHWC transpose's plain storage, and the reverse. No copy.
+  const int x = n.inputs[0], y = n.outputs[0];
+  const bool input = std::find(g.inputs.begin(), g.inputs.end(), x) != g.inputs.end();
+  if (xs.size() == 4 && !g.value(x).is_constant() && !input && !g.is_output(y)) {
+    if (perm == std::vector<std::int64_t>{0, 2, 3, 1} && ctx.has_form(x, Form::ChannelsLast))
+      return ctx.alias_form(y, Form::Plain, x, Form::ChannelsLast);
+    if (perm == std::vector<std::int64_t>{0, 3, 1, 2}) return ctx.alias_form(y, Form::ChannelsLast, x, Form::Plain);
+  }
   std::vector<int> inverse(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<int>(i);
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);

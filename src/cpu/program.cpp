@@ -403,13 +403,15 @@ class Program final : public BuildContext, public detail::Executor {
     return t;
   }
 
-  void alias_plain(int value, int source) override {
-    TensorRef src = input(source, Form::Plain);
+  void alias_plain(int value, int source) override { alias_form(value, Form::Plain, source, Form::Plain); }
+
+  void alias_form(int value, Form form, int source, Form source_form) override {
+    TensorRef src = input(source, source_form);
     TensorRef t;
-    t.md = plain_md(g_.value(value).shape);
+    t.md = md_for(g_.value(value).shape, form);
     t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), src.buffer, 0);
-    forms_[{value, Form::Plain}] = t;
-    journal_.push_back({value, Form::Plain});
+    forms_[{value, form}] = t;
+    journal_.push_back({value, form});
   }
 
   bool write_over(int value, Form form, int source) override {

@@ -276,6 +276,48 @@ TEST(EngineOps, SqrtAndPowByAConstant) {
   EXPECT_TRUE(named) << "a runtime exponent runs on the reference evaluator";
 }
 
+// ConvNeXt's blocks (depthwise 7x7 -> NHWC -> LayerNorm -> MLP -> NCHW ->
+// layer scale -> residual), two in a row after a 4x4 stride-4 stem whose
+// output is transposed too: exact, the convolutions in channels-last so that
+// no Transpose copies (each renames its input's bytes), none on oneDNN's
+// reference kernel. 40 channels: no whole number of blocks.
+TEST(EngineOps, ConvNextBlocksStayChannelsLast) {
+  const std::int64_t c = 40;
+  Graph g;
+  const int x = g.add_input("x", {2, 3, 36, 36});
+  auto constant = [&](const char* name, Shape s, unsigned seed) { return g.add_constant(name, test::random_tensor(std::move(s), seed)); };
+  auto transpose = [&](int v, Ints perm) { return g.add_node("Transpose", {v}, {{"perm", perm}})[0]; };
+  auto norm = [&](int v) {  // over the channels, in NHWC
+    return g.add_node("LayerNormalization", {v, g.add_constant("s", test::random_tensor({c}, 5, 0.5f, 1.5f)), constant("b", {c}, 6)},
+                      {{"axis", std::int64_t{-1}}, {"epsilon", 1e-6f}})[0];
+  };
+  const int stem = g.add_node("Conv", {x, constant("w0", {c, 3, 4, 4}, 1), constant("b0", {c}, 2)},
+                              {{"strides", Ints{4, 4}}})[0];
+  int y = transpose(norm(transpose(stem, {0, 2, 3, 1})), {0, 3, 1, 2});
+  for (unsigned b = 0; b < 2; ++b) {
+    const int dw = g.add_node("Conv", {y, constant("wd", {c, 1, 7, 7}, 10 + b), constant("bd", {c}, 20 + b)},
+                              {{"group", c}, {"pads", Ints{3, 3, 3, 3}}})[0];
+    const int h = g.add_node("Relu", {g.add_node("MatMul", {norm(transpose(dw, {0, 2, 3, 1})), constant("w1", {c, 2 * c}, 30 + b)})[0]})[0];
+    const int back = transpose(g.add_node("MatMul", {h, constant("w2", {2 * c, c}, 40 + b)})[0], {0, 3, 1, 2});
+    y = g.add_node("Add", {g.add_node("Mul", {constant("gamma", {c, 1, 1}, 50 + b), back})[0], y})[0];
+  }
+  g.mark_output(g.add_node("GlobalAveragePool", {y})[0]);
+  EXPECT_LT(cpu_vs_reference(g), 1e-5);
+  if (detail::cpu_features().level == detail::IsaLevel::Plain) return;  // (oneDNN's reference kernels there)
+  EngineOptions opt;
+  opt.threads = 2;
+  Model m = Model::from_graph(g, "test", opt);
+  const TensorData in = test::random_tensor(m.input_shape(), 3);
+  std::vector<float> out(m.output_size());
+  std::string layers;
+  for (const LayerProfile& l : m.profile(in.f.data(), out.data())) {
+    layers += l.name + " [" + l.impl + "]\n";
+    EXPECT_NE(l.name.rfind("Transpose", 0), 0u) << l.name;
+    EXPECT_NE(l.impl.rfind("ref", 0), 0u) << l.name;
+  }
+  EXPECT_EQ(layers.find("to blocked"), std::string::npos) << layers;
+}
+
 // LayerNormalization over the last axis and over the last two, with and
 // without bias, against the reference (itself against numbers worked by hand
 // below); ConvNeXt's channels-last block and ViT's attention products run too.
