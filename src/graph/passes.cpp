@@ -373,6 +373,56 @@ int fuse_matmul_bias(Graph& g) {
   return fused;
 }
 
+int fold_scale_into_matmul(Graph& g) {
+  const auto cons = g.consumers();
+  std::vector<bool> dead(g.nodes.size(), false);
+  int folded = 0;
+  for (Node& mm : g.nodes) {
+    if (mm.op != "MatMul" || mm.inputs.size() < 2 || !mm.post_ops.empty()) continue;
+    const TensorData* w = g.constant(mm.inputs[1]);
+    const TensorData* bias = mm.inputs.size() > 2 ? g.constant(mm.inputs[2]) : nullptr;
+    if (!w || w->dtype != DType::F32 || w->shape.size() != 2 || (mm.inputs.size() > 2 && !bias)) continue;
+    const std::int64_t n = w->shape[1];
+    // The value the scale reads: the product, or its NHWC -> NCHW Transpose.
+    int v = mm.outputs[0];
+    std::int64_t axis = static_cast<std::int64_t>(g.value(v).shape.size()) - 1;
+    int r = sole_consumer(g, cons, v);
+    if (r >= 0 && g.nodes[static_cast<std::size_t>(r)].op == "Transpose" && g.value(v).shape.size() == 4 &&
+        g.nodes[static_cast<std::size_t>(r)].get_ints("perm") == std::vector<std::int64_t>{0, 3, 1, 2}) {
+      v = g.nodes[static_cast<std::size_t>(r)].outputs[0], axis = 1;
+      r = sole_consumer(g, cons, v);
+    }
+    if (r < 0 || g.nodes[static_cast<std::size_t>(r)].op != "Mul") continue;
+    const Node& mul = g.nodes[static_cast<std::size_t>(r)];
+    const int o = other_operand(mul, v);
+    const TensorData* s = o >= 0 ? g.constant(o) : nullptr;
+    if (!s || s->dtype != DType::F32 || s->numel() != n || g.value(mul.outputs[0]).shape != g.value(v).shape) continue;
+    // s must lie along `axis` of v alone (right-aligned broadcasting).
+    const Shape& vs = g.value(v).shape;
+    const auto rank = static_cast<std::int64_t>(vs.size());
+    bool along = static_cast<std::int64_t>(s->shape.size()) <= rank;
+    for (std::size_t d = 0; along && d < s->shape.size(); ++d) {
+      const std::int64_t at = rank - static_cast<std::int64_t>(s->shape.size()) + static_cast<std::int64_t>(d);
+      along = s->shape[d] == (at == axis ? n : 1);
+    }
+    if (!along || n == 1) continue;
+    TensorData scaled = *w;
+    for (std::int64_t k = 0; k < w->shape[0]; ++k)
+      for (std::int64_t j = 0; j < n; ++j) scaled.f[static_cast<std::size_t>(k * n + j)] *= s->f[static_cast<std::size_t>(j)];
+    mm.inputs[1] = g.add_constant(g.value(mm.inputs[1]).name + ".scaled", std::move(scaled));
+    if (bias) {
+      TensorData b = *bias;
+      for (std::int64_t j = 0; j < n; ++j) b.f[static_cast<std::size_t>(j)] *= s->f[static_cast<std::size_t>(j)];
+      mm.inputs[2] = g.add_constant(g.value(mm.inputs[2]).name + ".scaled", std::move(b));
+    }
+    replace_uses(g, mul.outputs[0], v);
+    dead[static_cast<std::size_t>(r)] = true;
+    ++folded;
+  }
+  erase_nodes(g, dead);
+  return folded;
+}
+
 int remove_broadcast_expands(Graph& g) {
   const auto cons = g.consumers();
   std::vector<bool> dead(g.nodes.size(), false);
@@ -657,6 +707,7 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
     note("remove_broadcast_expands", remove_broadcast_expands(g));
     note("fuse_gelu", fuse_gelu(g));
     note("fuse_matmul_bias", fuse_matmul_bias(g));
+    note("fold_scale_into_matmul", fold_scale_into_matmul(g));
     int acts = fuse_activations(g);
     note("fuse_residual_add", fuse_residual_add(g));
     acts += fuse_activations(g);

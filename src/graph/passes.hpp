@@ -37,6 +37,11 @@ int remove_broadcast_expands(Graph& g);
 // (PyTorch's Linear on more than 2-D, as exported) takes that as its bias: a
 // third input, vinfer's extension of MatMul.
 int fuse_matmul_bias(Graph& g);
+// A Mul by a constant per-channel scale after a MatMul by a constant [K, N]
+// (and its bias), directly or after the NHWC -> NCHW Transpose of its
+// result (ConvNeXt's layer scale), is folded into the weights' columns and
+// the bias. Only the rounding differs.
+int fold_scale_into_matmul(Graph& g);
 // Every remaining BatchNormalization becomes vinfer.ScaleShift(x, scale, shift).
 int batchnorm_to_scale_shift(Graph& g);
 // Relu, Clip, Sigmoid and x*Sigmoid(x) after Conv, Gemm, MatMul or ScaleShift

@@ -342,6 +342,33 @@ TEST(Passes, PoolBeforeConv1x1OnlyWhereTheyCommute) {
   }
 }
 
+// A per-channel scale after a MatMul (and its bias), directly or after the
+// NHWC -> NCHW Transpose (ConvNeXt's layer scale), goes into the weights; a
+// scale along another axis stays.
+TEST(Passes, FoldScaleIntoMatMul) {
+  struct Case {
+    bool transpose;
+    Shape scale;
+    int folded;
+  };
+  for (const Case& c : {Case{true, {12, 1, 1}, 1}, Case{false, {12}, 1}, Case{false, {1, 1, 1, 12}, 1}, Case{true, {1, 5, 1}, 0},
+                        Case{false, {6, 1}, 0}}) {
+    Graph g;
+    const int x = g.add_input("x", {2, 5, 6, 8});
+    int y = g.add_node("MatMul", {x, g.add_constant("w", test::random_tensor({8, 12}, 1))})[0];
+    y = g.add_node("Add", {y, g.add_constant("b", test::random_tensor({12}, 2))})[0];
+    if (c.transpose) y = g.add_node("Transpose", {y}, {{"perm", Ints{0, 3, 1, 2}}})[0];
+    const Shape scale = c.scale[0] == 6 ? Shape{6, 1} : c.scale;  // (6 x 1: along the width of [2, 5, 6, 12])
+    g.mark_output(g.add_node("Mul", {g.add_constant("s", test::random_tensor(scale, 3, 0.5f, 2.f)), y})[0]);
+    Graph f = g;
+    fold_constants(f, GraphLimits{});
+    EXPECT_EQ(fuse_matmul_bias(f), 1);
+    EXPECT_EQ(fold_scale_into_matmul(f), c.folded) << shape_str(scale);
+    EXPECT_EQ(count(f, "Mul"), 1 - c.folded);
+    expect_same_meaning(g);
+  }
+}
+
 // The channel shuffle becomes gathers of the Concat's inputs: one for the
 // whole shuffled tensor (its ReLU reads it) and one per Slice or Split
 // part; the Concat, reshapes, Transpose, Slices and Split are gone. Two and
