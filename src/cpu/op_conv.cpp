@@ -911,10 +911,9 @@ void build_conv(BuildContext& ctx, const Node& n) {
   // ConvNeXt's blocks in channels-last: a convolution reads channels-last
   // where its input exists only so (the block's residual sum, after the MLP
   // transposed back by renaming bytes: op_transpose.cpp), and then writes
-  // it too; it writes channels-last
-  // where every reader is an NCHW -> NHWC Transpose (which then renames its
-  // bytes). Where oneDNN has a kernel for that (no fused residual operand,
-  // not its reference kernel).
+  // it too; it writes channels-last where every reader is an NCHW -> NHWC
+  // Transpose (which then renames its bytes). Where oneDNN has a kernel for
+  // that (no fused residual operand, not its reference kernel).
   Form src_f = src_form, dst_f = dst_form;
   if (!pd && !bf16 && !ctx.int8() && out_form == Form::Blocked && extra.empty()) {
     const int x = n.inputs[0], y = n.outputs[0];

@@ -629,10 +629,12 @@ int fuse_channel_shuffle(Graph& g) {
     for (int c : cons[static_cast<std::size_t>(y)]) {
       Node& reader = g.nodes[static_cast<std::size_t>(c)];
       std::int64_t begin, count;
+      if (reader.inputs.empty() || reader.inputs[0] != y) continue;
       if (channel_slice(g, reader, begin, count)) {
         gather(reader, begin, count);
-      } else if (reader.op == "Split" && reader.inputs[0] == y && (reader.get_int("axis", 0) == 1 || reader.get_int("axis", 0) == -3) &&
-                 std::all_of(reader.outputs.begin(), reader.outputs.end(), [](int v) { return v >= 0; })) {
+      } else if (reader.op == "Split" && (reader.get_int("axis", 0) == 1 || reader.get_int("axis", 0) == -3) &&
+                 std::all_of(reader.outputs.begin(), reader.outputs.end(),
+                             [&](int v) { return v >= 0 && g.value(v).shape.size() == 4 && g.value(v).shape[1] > 0; })) {
         // (the dynamo exporter's chunk) One gather per part, the first in the Split's place.
         const std::vector<int> parts = reader.outputs;
         const std::string name = reader.name;
