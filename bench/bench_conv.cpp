@@ -1,7 +1,8 @@
 // Google Benchmark: 3x3 stride-1 convolutions of the zoo's shapes, vinfer's
 // Winograd F(4,3) (and F(2,3) on 14x14 and 7x7 maps: *_f23) beside oneDNN's
 // Winograd (F(2,3), AVX-512 only in 2.6) and its direct convolution, on the
-// same blocked tensors; /threads/cold.
+// same blocked tensors; its 1x1 kernel, stride-2 3x3s and narrow-group
+// convolutions beside oneDNN's; /threads/cold.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cpu/conv1x1.hpp"
+#include "cpu/group_conv.hpp"
 #include "cpu/winograd.hpp"
 
 namespace {
@@ -217,6 +219,82 @@ void BM_Conv3x3GemmVinfer(benchmark::State& st, Shape3x3 s) {
   BENCHMARK_CAPTURE(BM_OneDnn, name##_direct, Shape3x3 __VA_ARGS__, dnnl::algorithm::convolution_direct)            \
       ->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES_S2(REGISTER_S2)
+
+// Grouped 3x3 convolutions with groups narrower than a block ({channels,
+// channels per group, input side, stride}; ReLU after): ResNeXt50's and
+// RegNetY-400MF's. vinfer's kernel on blocked tensors; oneDNN's on
+// channels-last ones (it has no blocked kernel for such groups but its
+// reference one), as the engine ran them before, without the two layout
+// conversions that cost.
+struct ShapeGroups {
+  int c, gw, hw, stride;
+  int out() const { return (hw - 1) / stride + 1; }
+};
+
+void BM_GroupConvVinfer(benchmark::State& st, ShapeGroups s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  vinfer::cpu::GroupConvGeometry g;
+  g.c = s.c, g.gw = s.gw, g.h = g.w = s.hw, g.oh = g.ow = s.out(), g.k = 3, g.stride = s.stride, g.pad_t = g.pad_l = 1;
+  g.block = block();
+  if (!vinfer::cpu::GroupConv::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  const auto w = random_values(static_cast<std::size_t>(s.c) * s.gw * 9, 0.3f), b = random_values(s.c, 0.1f);
+  const auto x = random_values(static_cast<std::size_t>(g.blocks()) * g.block * s.hw * s.hw, 1.f);
+  std::vector<float> y(static_cast<std::size_t>(g.blocks()) * g.block * g.oh * g.ow);
+  vinfer::cpu::GroupConv k(g, w.data(), b.data(), 0.f);
+  const int threads = static_cast<int>(st.range(0));
+  vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data(), scratch.get(), threads);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.gw * s.c * g.oh * g.ow, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+void BM_GroupConvOneDnn(benchmark::State& st, ShapeGroups s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  using tag = dnnl::memory::format_tag;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream strm(eng);
+  const auto f32 = dnnl::memory::data_type::f32;
+  const int out = s.out(), G = s.c / s.gw;
+  dnnl::memory::desc src({1, s.c, s.hw, s.hw}, f32, tag::nhwc), dst({1, s.c, out, out}, f32, tag::nhwc),
+      wany({G, s.gw, s.gw, 3, 3}, f32, tag::any), bias({s.c}, f32, tag::a);
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  const auto pd = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wany,
+                                      bias, dst, {s.stride, s.stride}, {1, 1}, {1, 1}),
+      attr, eng);
+  auto xv = random_values(src.get_size() / 4, 1.f), wv = random_values(pd.weights_desc().get_size() / 4, 0.3f);
+  auto bv = random_values(s.c, 0.1f);
+  dnnl::memory xm(src, eng, xv.data()), wm(pd.weights_desc(), eng, wv.data()), bm(bias, eng, bv.data()), ym(dst, eng),
+      sm(pd.scratchpad_desc(), eng);
+  dnnl::convolution_forward conv(pd);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm},
+                                             {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
+  for (auto _ : st) {
+    evict_caches(st);
+    conv.execute(strm, args);
+    strm.wait();
+  }
+  st.SetLabel(pd.impl_info_str());
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.gw * s.c * out * out, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+#define SHAPES_GROUPS(X)                 \
+  X(resnext_56, {128, 4, 56, 1})         \
+  X(resnext_56_s2, {256, 8, 56, 2})      \
+  X(resnext_28, {256, 8, 28, 1})         \
+  X(regnety_56, {48, 8, 56, 1})          \
+  X(regnety_28, {104, 8, 28, 1})         \
+  X(regnety_14, {208, 8, 14, 1})
+#define REGISTER_GROUPS(name, ...)                                                                                  \
+  BENCHMARK_CAPTURE(BM_GroupConvVinfer, name, ShapeGroups __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_GroupConvOneDnn, name, ShapeGroups __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_GROUPS(REGISTER_GROUPS)
 
 }  // namespace
 

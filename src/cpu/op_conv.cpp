@@ -14,6 +14,7 @@
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/cpu_op.hpp"
+#include "cpu/group_conv.hpp"
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
 #include "graph/op_params.hpp"
@@ -24,10 +25,11 @@ namespace vinfer::cpu {
 namespace {
 
 // An op run by one of vinfer's own convolution kernels (Winograd3x3,
-// Conv1x1Pre): its scratch is the program's shared scratchpad, warm from the
-// layers before. Blocked tensors hold a batch's images one after another:
-// Conv1x1Pre takes them all (each thread's weights read once for all),
-// Winograd3x3 as many at a time as it was made for (its geometry's images).
+// Conv1x1Pre, GroupConv): its scratch is the program's shared scratchpad,
+// warm from the layers before. Blocked tensors hold a batch's images one
+// after another: Conv1x1Pre and GroupConv take them all (each thread's
+// weights read once for all), Winograd3x3 as many at a time as it was made
+// for (its geometry's images).
 template <class Kernel>
 class OwnConvOp : public CpuOp {
  public:
@@ -62,6 +64,8 @@ class OwnConvOp : public CpuOp {
     const std::vector<ByteSpan>* all = prefetch.empty() ? nullptr : &prefetch;
     if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) {
       kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image);
+    } else if constexpr (std::is_same_v<Kernel, GroupConv>) {
+      kernel->run(src, dst, scratch, threads, static_cast<int>(images), src_image, dst_image);
     } else {
       // Groups of equal size (32 images by at most 20: 16 and 16, not 20 and 12).
       const std::int64_t most = kernel->geometry().images, groups = (images + most - 1) / most;
@@ -76,7 +80,8 @@ class OwnConvOp : public CpuOp {
     }
   }
   std::vector<ByteSpan> weights() const override;
-  bool prefetches() const override { return true; }
+  // (a narrow-group convolution's weights are few: it fetches nothing ahead)
+  bool prefetches() const override { return !std::is_same_v<Kernel, GroupConv>; }
 };
 
 template <>
@@ -85,6 +90,10 @@ std::vector<ByteSpan> OwnConvOp<Winograd3x3>::weights() const {
 }
 template <>
 std::vector<ByteSpan> OwnConvOp<Conv1x1Pre>::weights() const {
+  return {{kernel->packed_weights(), kernel->packed_weight_bytes()}};
+}
+template <>
+std::vector<ByteSpan> OwnConvOp<GroupConv>::weights() const {
   return {{kernel->packed_weights(), kernel->packed_weight_bytes()}};
 }
 
@@ -573,6 +582,51 @@ bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowPar
   return Conv1x1Pre::supports(geo) && (anywhere || geo.hw <= 14 * 14);
 }
 
+// A grouped convolution whose groups are narrower than a channel block
+// (ResNeXt's, RegNet's; not depthwise ones, oneDNN's are as fast) on
+// vinfer's kernel (group_conv.hpp), blocked in and out, with at most one
+// function after it, in float32: its geometry, if the kernel takes the node.
+bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys,
+                             const detail::WindowParams& p, const TensorData& w, GroupConvGeometry& geo) {
+  const std::int64_t G = p.group;
+  if (G <= 1 || ctx.bf16() || ctx.int8() || detail::debug_env_is(detail::DebugVar::GroupConv, "onednn") ||
+      xs.size() != 4 || ys.size() != 4 || w.shape.size() != 4 || xs[1] != ys[1] || xs[1] % G != 0 ||
+      w.shape[0] != ys[1] || w.shape[1] != xs[1] / G || xs[1] / G >= channel_block() || p.kernel.size() != 2 ||
+      p.kernel[0] != p.kernel[1] || p.strides.size() != 2 || p.strides[0] != p.strides[1] ||
+      p.dilations != std::vector<std::int64_t>{1, 1})
+    return false;
+  float lo, hi;
+  OutAct act;
+  Residual residual;
+  int sum_input;
+  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || sum_input >= 0) return false;
+  geo.c = static_cast<int>(xs[1]), geo.gw = static_cast<int>(xs[1] / G);
+  geo.h = static_cast<int>(xs[2]), geo.w = static_cast<int>(xs[3]);
+  geo.oh = static_cast<int>(ys[2]), geo.ow = static_cast<int>(ys[3]);
+  geo.k = static_cast<int>(p.kernel[0]), geo.stride = static_cast<int>(p.strides[0]);
+  geo.pad_t = static_cast<int>(p.pads_begin[0]), geo.pad_l = static_cast<int>(p.pads_begin[1]);
+  geo.block = channel_block();
+  return GroupConv::supports(geo);
+}
+
+void build_own_group_conv(BuildContext& ctx, const Node& n, const GroupConvGeometry& geo, const TensorData& w,
+                          const TensorData* b) {
+  float lo, hi;
+  OutAct act;
+  Residual residual;
+  int sum_input;
+  own_epilogue_of(n, lo, hi, act, residual, sum_input);
+  const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
+  auto op = std::make_unique<OwnConvOp<GroupConv>>(
+      std::make_unique<GroupConv>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi, act), omp_get_max_threads(), images);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
+  op->acts[DNNL_ARG_DST] = ctx.output_images(n.outputs[0]);
+  op->name = n.label();
+  op->impl = std::string("vinfer:group_conv") + (channel_block() == 16 ? "_avx512" : "_avx2");
+  op->flops = 2.0 * geo.c * geo.gw * geo.k * geo.k * static_cast<double>(geo.oh) * geo.ow * static_cast<double>(images);
+  ctx.add(std::move(op));
+}
+
 }  // namespace
 
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
@@ -799,6 +853,7 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const Shape& ys = g.value(n.outputs[0]).shape;
   const std::int64_t G = p.group;
   if (conv_int8(ctx, n)) return build_int8_conv(ctx, n, p, *w, b);
+  if (GroupConvGeometry geo; own_group_conv_geometry(ctx, n, xs, ys, p, *w, geo)) return build_own_group_conv(ctx, n, geo, *w, b);
   const auto [in_form, out_form] = conv_layout(xs, ys, G);
   // Precision::BF16: the output is written in bfloat16 where only
   // convolutions that read it so read it.

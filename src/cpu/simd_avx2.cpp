@@ -6,6 +6,7 @@
 
 #include "cpu/conv1x1_impl.hpp"
 #include "cpu/gemv_impl.hpp"
+#include "cpu/group_conv_impl.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
@@ -42,6 +43,9 @@ struct Avx2 {
     return _mm256_mul_ps(a, _mm256_castsi256_ps(e));
   }
   static V rcp(V a) { return _mm256_rcp_ps(a); }
+  using Idx = __m256i;  // lane indices for permute
+  static Idx load_idx(const int* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static V permute(V a, Idx i) { return _mm256_permutevar8x32_ps(a, i); }  // lane l: a[i[l]]
 #include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS
@@ -61,6 +65,8 @@ void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, i
                        PrefetchCursor* pf) {
   Conv1x1Kernels<Avx2>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
 }
+
+void group_conv_band_avx2(const GroupConvBand& r) { GroupConvKernels<Avx2>::run_band(r); }
 
 void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n) {
   __m256i sel[8];

@@ -15,6 +15,7 @@
 #include "cpu/conv1x1_impl.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/gemv_impl.hpp"
+#include "cpu/group_conv_impl.hpp"
 #include "cpu/norm_pool_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
@@ -46,6 +47,9 @@ struct Avx512 {
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static V scale2(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^n, n integral
   static V rcp(V a) { return _mm512_rcp14_ps(a); }
+  using Idx = __m512i;  // lane indices for permute
+  static Idx load_idx(const int* p) { return _mm512_loadu_si512(p); }
+  static V permute(V a, Idx i) { return _mm512_permutexvar_ps(i, a); }  // lane l: a[i[l]]
 #include "cpu/gemm_micro.inc"
 };
 #undef VINFER_ROWS
@@ -65,6 +69,8 @@ void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0,
                        PrefetchCursor* pf) {
   Conv1x1Kernels<Avx512>::run_rows(g, c, p0, rows, oc0, oc1, packed, pf);
 }
+
+void group_conv_band_avx512(const GroupConvBand& r) { GroupConvKernels<Avx512>::run_band(r); }
 
 void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
   const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;

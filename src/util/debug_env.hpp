@@ -28,6 +28,7 @@ enum class DebugVar {
   Bf16,               // VINFER_BF16=0: run as on a CPU without bfloat16 dot products (util/cpu_features.hpp)
   Amx,                // VINFER_AMX=0: oneDNN held below AMX, as on a CPU without it (src/cpu/program.cpp)
   Png,                // VINFER_PNG=spng: every PNG through libspng alone (src/image/decode_png.cpp)
+  GroupConv,          // VINFER_GROUP_CONV=onednn: narrow-group convolutions on oneDNN (channels-last)
 };
 
 // The variable's value, or nullptr when unset. Read at each call (cheap, and

@@ -569,6 +569,64 @@ TEST(EngineOps, MobileLayersRunOnFastKernels) {
   }
 }
 
+// Grouped convolutions whose groups are narrower than a channel block
+// (ResNeXt's 4 and 8 channels per group, RegNet's 8) run on vinfer's kernel
+// on blocked tensors: exact against the reference for each group width the
+// block allows, a partial last block, a batch, stride 2, no padding, a 5x5
+// and a 1x1 (the kernel's per-pixel form), outputs wider than one strip of
+// its ring, ReLU and SiLU after it; blocked in and out (oneDNN's ran them
+// channels-last, a conversion on each side). The
+// oneDNN path (VINFER_GROUP_CONV=onednn) stays exact too.
+TEST(EngineOps, NarrowGroupConvolutions) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::int64_t gw, k, stride, pad;
+    const char* act;
+  };
+  const Case cases[] = {
+      {"4 per group, 40 channels, batch 2, ReLU", {2, 40, 9, 11}, 4, 3, 1, 1, "Relu"},
+      {"8 per group, stride 2, SiLU", {1, 24, 13, 13}, 8, 3, 2, 1, "Swish"},
+      {"2 per group, 5x5", {1, 20, 7, 6}, 2, 5, 1, 2, nullptr},
+      {"4 per group, 1x1", {1, 32, 5, 7}, 4, 1, 1, 0, "Relu"},
+      {"8 per group, no padding", {1, 16, 6, 5}, 8, 3, 1, 0, nullptr},
+      {"4 per group, wider than a strip", {1, 32, 5, 61}, 4, 3, 1, 1, "Relu"},
+      {"8 per group, wider than a strip, stride 2", {1, 48, 9, 40}, 8, 3, 2, 1, nullptr},
+  };
+  unsigned seed = 40;
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", c.x);
+    const std::int64_t ch = c.x[1];
+    const int w = g.add_constant("w", test::random_tensor({ch, c.gw, c.k, c.k}, seed++));
+    const int b = g.add_constant("b", test::random_tensor({ch}, seed++));
+    int y = g.add_node("Conv", {x, w, b},
+                       {{"group", ch / c.gw}, {"strides", Ints{c.stride, c.stride}}, {"pads", Ints{c.pad, c.pad, c.pad, c.pad}}})[0];
+    if (c.act && std::string(c.act) == "Swish") y = g.add_node("Mul", {y, g.add_node("Sigmoid", {y})[0]})[0];
+    else if (c.act) y = g.add_node(c.act, {y})[0];
+    g.mark_output(y);
+    for (const char* setting : {"", "onednn"}) {
+      double rel = 0;
+      const std::string impls = impls_with(g, *setting ? "VINFER_GROUP_CONV" : nullptr, setting, rel);
+      EXPECT_LT(rel, 1e-5) << c.what << " " << setting;
+      const bool own = impls.find("vinfer:group_conv") != std::string::npos;
+      if (*setting) {
+        EXPECT_FALSE(own) << c.what << ": " << impls;
+        continue;
+      }
+      const int block = detail::cpu_features().level == detail::IsaLevel::Avx512 ? 16 : 8;
+      if (detail::cpu_features().level == detail::IsaLevel::Plain || c.gw >= block) continue;
+      EXPECT_TRUE(own) << c.what << ": " << impls;
+      EngineOptions opt;
+      opt.threads = 2;
+      Model m = Model::from_graph(g, "test", opt);
+      std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
+      for (const LayerProfile& l : m.profile(in.data(), out.data()))
+        EXPECT_NE(l.name.rfind("to channels-last", 0), 0u) << c.what << ": " << l.name;
+    }
+  }
+}
+
 // The kernel's ways of sharing the work and holding its weights.
 struct WinogradForm {
   cpu::Winograd3x3::Split split;

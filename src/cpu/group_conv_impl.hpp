@@ -1,0 +1,145 @@
+// Internal: the narrow-group convolution's band kernel (group_conv.hpp)
+// written once over an ISA's vector type (L channels of one pixel, one
+// channel block), included by simd_avx2.cpp and simd_avx512.cpp.
+#pragma once
+#include <algorithm>
+
+#include "cpu/group_conv.hpp"
+
+namespace vinfer::cpu {
+
+template <class I>
+struct GroupConvKernels {
+  using V = typename I::V;
+  static constexpr int L = I::L, T = kGroupConvTile;
+  // Whether a tile's row of inputs fits in registers beside its T
+  // accumulators and a filter vector (AVX-512's 32; AVX2's 16 do not).
+  template <int S, int K>
+  static constexpr bool kRegisterRow = L == 16 && T + (T - 1) * S + K + 1 <= 32;
+
+  template <OutAct A>
+  static void store(const GroupConvBand& r, float* out, V v, V lo, V hi) {
+    I::store(out, OutActs<I>::template apply<A>(v, lo, hi));
+    if (r.valid < L) I::store(out, I::load_n(out, r.valid));  // the padding lanes zero
+  }
+
+  // Output pixels [ox, ox + n) of one row, n <= T, ox counted from the
+  // strip's first, from the ring's rows (row[ky]: input row iy0 + ky). All
+  // T are computed (the ring is wide enough), n stored at out. (Inputs as
+  // the multiply-adds' memory operands: the T accumulators independent.)
+  template <int K, int S, int GW, OutAct A>
+  __attribute__((always_inline)) static void tile(const GroupConvBand& r, const float* const* row, int ox, int n,
+                                                  float* out, V lo, V hi) {
+    V acc[T];
+    const V b = I::load(r.bias);
+    for (int t = 0; t < T; ++t) acc[t] = b;
+    for (int ky = 0; ky < K; ++ky) {
+      const float* x = row[ky] + static_cast<std::ptrdiff_t>(ox) * S * GW * L;
+      const float* f = r.w + ky * K * GW * L;
+      if constexpr (kRegisterRow<S, K>) {
+        // Each input vector of the row loaded once, for all its taps.
+        for (int j = 0; j < GW; ++j) {
+          V in[(T - 1) * S + K];
+          for (int i = 0; i < (T - 1) * S + K; ++i) in[i] = I::load(x + (i * GW + j) * L);
+          for (int kx = 0; kx < K; ++kx) {
+            const V wv = I::load(f + (kx * GW + j) * L);
+            for (int t = 0; t < T; ++t) acc[t] = I::fmadd(in[t * S + kx], wv, acc[t]);
+          }
+        }
+      } else {
+        for (int kx = 0; kx < K; ++kx)
+          for (int j = 0; j < GW; ++j) {
+            const V wv = I::load(f + (kx * GW + j) * L);
+            for (int t = 0; t < T; ++t) acc[t] = I::fmadd(I::load(x + ((t * S + kx) * GW + j) * L), wv, acc[t]);
+          }
+      }
+    }
+    for (int t = 0; t < T; ++t)
+      if (t < n) store<A>(r, out + t * L, acc[t], lo, hi);
+  }
+
+  // The same one pixel at a time, for a kernel size or stride without a
+  // tile form.
+  template <OutAct A>
+  static void pixels(const GroupConvBand& r, const float* const* row, int ox, int n, float* out, V lo, V hi) {
+    const GroupConvGeometry& g = *r.g;
+    for (int p = 0; p < n; ++p) {
+      V acc = I::load(r.bias);
+      for (int ky = 0; ky < g.k; ++ky)
+        for (int kx = 0; kx < g.k; ++kx)
+          for (int j = 0; j < g.gw; ++j)
+            acc = I::fmadd(I::load(row[ky] + ((static_cast<std::ptrdiff_t>(ox + p) * g.stride + kx) * g.gw + j) * L),
+                           I::load(r.w + ((ky * g.k + kx) * g.gw + j) * L), acc);
+      store<A>(r, out + p * L, acc, lo, hi);
+    }
+  }
+
+  // Input row iy, columns [ix0, ix0 + ring_width) (zeros outside the map),
+  // into its ring slot: each pixel's vector as gw permutations.
+  template <int GW>
+  static void fill(const GroupConvBand& r, int iy, int ix0, const typename I::Idx* idx) {
+    const GroupConvGeometry& g = *r.g;
+    const int width = ring_width(g), gw = GW ? GW : g.gw;
+    float* slot = r.ring + static_cast<std::ptrdiff_t>(ring_slot(g, iy)) * width * gw * L;
+    const bool in_map = iy >= 0 && iy < g.h;
+    const int a = in_map ? std::clamp(-ix0, 0, width) : width, e = in_map ? std::clamp(g.w - ix0, a, width) : width;
+    // (zeros by vector stores: these are a pixel or two, not worth a call)
+    for (int i = 0; i < a * gw; ++i) I::store(slot + i * L, I::zero());
+    for (int i = e * gw; i < width * gw; ++i) I::store(slot + i * L, I::zero());
+    if (a == e) return;
+    const float* x = r.src + (static_cast<std::ptrdiff_t>(iy) * g.w + ix0 + a) * L;  // column a
+    for (int c = a; c < e; ++c) {
+      const V v = I::load(x + (c - a) * L);
+      for (int j = 0; j < gw; ++j) I::store(slot + (c * gw + j) * L, I::permute(v, idx[j]));
+    }
+  }
+
+  template <int K, int S, int GW, OutAct A>
+  static void band(const GroupConvBand& r) {
+    const GroupConvGeometry& g = *r.g;
+    const V lo = I::set1(r.lo), hi = I::set1(r.hi);
+    const int gw = GW ? GW : g.gw, strip = strip_outputs(g);
+    const std::ptrdiff_t row_floats = static_cast<std::ptrdiff_t>(ring_width(g)) * gw * L;
+    typename I::Idx idx[8];
+    for (int j = 0; j < gw; ++j) idx[j] = I::load_idx(r.perm + j * L);
+    const float* row[kMaxGroupConvKernel];
+    for (int sx = 0; sx < g.ow; sx += strip) {
+      const int ix0 = sx * g.stride - g.pad_l, sn = std::min(strip, g.ow - sx);
+      int next = r.oy0 * g.stride - g.pad_t;  // the next input row to fill
+      for (int oy = r.oy0; oy < r.oy1; ++oy) {
+        const int iy0 = oy * g.stride - g.pad_t;
+        for (next = std::max(next, iy0); next < iy0 + g.k; ++next) fill<GW>(r, next, ix0, idx);
+        for (int ky = 0; ky < g.k; ++ky) row[ky] = r.ring + ring_slot(g, iy0 + ky) * row_floats;
+        float* out = r.dst + (static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow + sx) * L;
+        for (int ox = 0; ox < sn; ox += T) {
+          const int n = std::min(T, sn - ox);
+          if constexpr (K == 0) pixels<A>(r, row, ox, n, out + ox * L, lo, hi);
+          else tile<K, S, GW, A>(r, row, ox, n, out + ox * L, lo, hi);
+        }
+      }
+    }
+  }
+
+  template <int GW, OutAct A>
+  static void band_for(const GroupConvBand& r) {
+    if (r.g->k == 3 && r.g->stride == 1) band<3, 1, GW, A>(r);
+    else if (r.g->k == 3 && r.g->stride == 2) band<3, 2, GW, A>(r);
+    else band<0, 1, 0, A>(r);
+  }
+
+  template <OutAct A>
+  static void band_for(const GroupConvBand& r) {
+    switch (r.g->gw) {
+      case 2: return band_for<2, A>(r);
+      case 4: return band_for<4, A>(r);
+      default: return band_for<8, A>(r);
+    }
+  }
+
+  static void run_band(const GroupConvBand& r) {
+    if (r.act == OutAct::Swish) band_for<OutAct::Swish>(r);
+    else band_for<OutAct::Clamp>(r);
+  }
+};
+
+}  // namespace vinfer::cpu
