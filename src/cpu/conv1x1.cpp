@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace vinfer::cpu {
 
@@ -22,14 +23,16 @@ bool Conv1x1Pre::supports(const Conv1x1Geometry& g) {
   const auto out_size = [&](int in) { return (in + 2 * g.pad - g.kernel) / g.stride + 1; };
   const bool map_ok = !g.gathers() || (g.ow > 0 && g.hw % g.ow == 0 && in_h_ok(g) && out_size(g.in_w) == g.ow &&
                                        out_size(g.in_h) == g.hw / g.ow);
-  return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 && g.oc % g.block == 0 &&
+  return rows_fn(g.block) && g.ic > 0 && g.oc > 0 && g.hw > 0 &&
          (g.stride == 1 || g.stride == 2) && (g.kernel == 1 || g.kernel == 3) && g.pad >= 0 && g.pad < g.kernel &&
          map_ok;
 }
 
 Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const float* bias, const PreActivation& pre,
                        float lo, float hi, OutAct act)
-    : g_(g), pre_lo_(pre.lo), lo_(lo), hi_(hi), act_(act) {
+    : g_(g), pre_lo_(pre.per_image ? -std::numeric_limits<float>::infinity() : pre.lo), lo_(lo), hi_(hi), act_(act) {
+  const int oc = g.oc;
+  g_.oc = (oc + g.block - 1) / g.block * g.block;
   own_next_ = prefetch_own_weights();
   rows_fn_ = rows_fn(g.block);
   rows_ = g.block == 16 ? 12 : 6;
@@ -44,20 +47,22 @@ Conv1x1Pre::Conv1x1Pre(const Conv1x1Geometry& g, const float* weights, const flo
   static_assert(kTiles * 12 <= kMaxBlockPixels);
   const int L = g.block, group = 2 * L;
   const int K = g.depth(), taps = g.kernel * g.kernel, icb = g.ic_blocks();
-  w_ = aligned_block(sizeof(float) * K * g.oc);
+  w_ = aligned_block(sizeof(float) * K * g_.oc);
   float* w = static_cast<float*>(w_.get());
-  const int groups = (g.oc + group - 1) / group;
+  const int groups = (g_.oc + group - 1) / group;
 #pragma omp parallel for collapse(2) schedule(static)  // (loading: on every thread, rows written in order)
   for (int gi = 0; gi < groups; ++gi)
     for (int k = 0; k < K; ++k) {  // k = tap x ic_blocks + channel; OIHW holds [o][channel][tap]
-      const int col0 = gi * group, width = std::min(group, g.oc - col0), ch = k % icb;
+      const int col0 = gi * group, width = std::min(group, g_.oc - col0), ch = k % icb;
       float* row = w + static_cast<std::size_t>(col0) * K + static_cast<std::size_t>(k) * width;
       for (int o = col0; o < col0 + width; ++o)
-        row[o - col0] = ch < g.ic ? weights[(static_cast<std::size_t>(o) * g.ic + ch) * taps + k / icb] : 0.f;
+        row[o - col0] = ch < g.ic && o < oc ? weights[(static_cast<std::size_t>(o) * g.ic + ch) * taps + k / icb] : 0.f;
     }
-  bias_.assign(g.oc, 0.f);
-  if (bias) std::copy(bias, bias + g.oc, bias_.begin());
-  if (pre.scale) {
+  bias_.assign(g_.oc, 0.f);
+  if (bias) std::copy(bias, bias + oc, bias_.begin());
+  if (pre.per_image) {
+    shift_.assign(icb, 0.f);
+  } else if (pre.scale) {
     scale_.assign(icb, 0.f), shift_.assign(icb, 0.f);
     std::copy(pre.scale, pre.scale + g.ic, scale_.begin()), std::copy(pre.shift, pre.shift + g.ic, shift_.begin());
   }
@@ -69,7 +74,8 @@ std::size_t Conv1x1Pre::scratch_bytes(int threads) const {
 }
 
 void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_threads, const std::vector<ByteSpan>* prefetch,
-                     const float* residual, int images, std::size_t src_image, std::size_t dst_image) const {
+                     const float* residual, int images, std::size_t src_image, std::size_t dst_image,
+                     const float* scale, std::size_t scale_image) const {
   const int threads = std::max(1, std::min(omp_get_max_threads(), max_threads));
   const int block_px = block_px_;
   const int blocks = (g_.hw + block_px - 1) / block_px;  // of up to kTiles register tiles
@@ -106,6 +112,7 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
     for (int i = 0; i < images; ++i) {
       Conv1x1Call c = call;
       c.src += i * src_image, c.dst += i * dst_image;
+      if (scale) c.pre_scale = scale + i * scale_image, c.pre_shift = shift_.data();
       if (c.res) c.res += i * dst_image;
       for (int b = 0; b < nb && oc0 < oc1; ++b) {
         const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;

@@ -27,8 +27,9 @@
 namespace vinfer::cpu {
 
 struct Conv1x1Geometry {
-  // Channels: oc a multiple of the block; ic any (the input's last block is
-  // read up to ic, its padding lanes ignored).
+  // Channels: any (the input's last block is read up to ic, its padding
+  // lanes ignored; the output's last block is written whole, zeros on its
+  // padding lanes).
   int ic = 0, oc = 0;
   int hw = 0;          // output pixels
   int block = 8;       // channel block of src and dst (8 or 16)
@@ -52,11 +53,14 @@ constexpr int kMaxBlockPixels = 64;
 inline int packed_ld(int ic) { return ic + 16; }
 
 // The normalization applied to each input channel: max(x * scale + shift, lo).
-// No scale: none (the input is used as it is).
+// No scale: none (the input is used as it is). per_image: a scale only,
+// given to run() per image (squeeze-and-excite's, x * s with s computed
+// from the image), not here.
 struct PreActivation {
   const float* scale = nullptr;
   const float* shift = nullptr;
   float lo = -std::numeric_limits<float>::infinity();  // 0 for a ReLU
+  bool per_image = false;
 };
 
 // What one call of a kernel reads and writes: dst = act(W x pre(src) + bias
@@ -102,9 +106,13 @@ class Conv1x1Pre {
   // residual: a tensor like dst added before the clamp (ResNet's shortcut), or null.
   // images: a batch, src_image and dst_image floats apart (residual as dst);
   // each thread keeps its share of the weights for all of them.
+  // scale (PreActivation::per_image): each image's input channel scales,
+  // ic rounded up to the block (the padding any finite value), scale_image
+  // floats apart.
   std::size_t scratch_bytes(int threads) const;
   void run(const float* src, float* dst, void* scratch, int threads, const std::vector<ByteSpan>* prefetch = nullptr,
-           const float* residual = nullptr, int images = 1, std::size_t src_image = 0, std::size_t dst_image = 0) const;
+           const float* residual = nullptr, int images = 1, std::size_t src_image = 0, std::size_t dst_image = 0,
+           const float* scale = nullptr, std::size_t scale_image = 0) const;
 
   // The packed weights (depth x oc floats).
   const void* packed_weights() const { return w_.get(); }
@@ -114,12 +122,12 @@ class Conv1x1Pre {
   // Register tiles of pixels per block (one packing, one pass over the
   // weights); a small map with large weights is one block (constructor).
   static constexpr int kTiles = 4;
-  Conv1x1Geometry g_;
+  Conv1x1Geometry g_;  // oc rounded up to the block (zero weights and bias there)
   int rows_ = 12;  // the GEMM's register-tile rows
   int block_px_ = 48;  // pixels per block
   Conv1x1RowsFn rows_fn_ = nullptr;
   Block w_;  // [oc / 2L][ic][2L], a last group of L where oc is an odd number of vectors
-  std::vector<float> bias_, scale_, shift_;
+  std::vector<float> bias_, scale_, shift_;  // (per_image: shift_ zeros, scale_ empty)
   float pre_lo_, lo_, hi_;
   OutAct act_;
   bool own_next_ = true;  // PrefetchCursor::own_next

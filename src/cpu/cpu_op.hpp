@@ -223,6 +223,10 @@ bool fc_bf16_weights(const BuildContext& ctx, const Node& n);
 // only consumer: a 1x1 convolution, see conv1x1.hpp, or an average pool whose
 // windows tile the map); it is then not built.
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
+// Whether a Mul node (squeeze-and-excite's x * s, s per image and channel)
+// is applied by the 1x1 convolution that is its only reader; it is then
+// not built.
+bool channel_scale_absorbed(const BuildContext& ctx, const Node& mul);
 void build_pool(BuildContext& ctx, const Node& n);
 // vinfer's kernels where oneDNN has only its reference one (op_broadcast.cpp):
 // Add/Sub/Mul/Div with any broadcast, on plain tensors (in: the operands,

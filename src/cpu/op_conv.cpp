@@ -44,6 +44,8 @@ class OwnConvOp : public CpuOp {
   std::size_t src_image = 0, dst_image = 0;  // floats per image
   const float* src = nullptr;
   const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any, shaped as dst
+  const float* scale = nullptr;     // acts[DNNL_ARG_SRC_2], if any: Conv1x1Pre's per-image input scale
+  std::size_t scale_image = 0;
   float* dst = nullptr;
   void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
@@ -57,13 +59,16 @@ class OwnConvOp : public CpuOp {
     };
     src_image = step(DNNL_ARG_SRC), dst_image = step(DNNL_ARG_DST);
     if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
+    if (args.count(DNNL_ARG_SRC_2))
+      scale = static_cast<const float*>(args.at(DNNL_ARG_SRC_2).get_data_handle()), scale_image = step(DNNL_ARG_SRC_2);
     scratch = shared_scratch;
     if constexpr (std::is_same_v<Kernel, Winograd3x3>) kernel->set_image_strides(src_image, dst_image);
   }
   void execute(dnnl::stream&) override {
     const std::vector<ByteSpan>* all = prefetch.empty() ? nullptr : &prefetch;
     if constexpr (std::is_same_v<Kernel, Conv1x1Pre>) {
-      kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image);
+      kernel->run(src, dst, scratch, threads, all, residual, static_cast<int>(images), src_image, dst_image, scale,
+                  scale_image);
     } else if constexpr (std::is_same_v<Kernel, GroupConv>) {
       kernel->run(src, dst, scratch, threads, static_cast<int>(images), src_image, dst_image);
     } else {
@@ -507,20 +512,31 @@ bool plain_conv1x1_allowed(bool& anywhere) {
   return anywhere || channel_block() == 16;
 }
 
+// Squeeze-and-excite's x * s before a 1x1 convolution (s: [N, C, 1, 1],
+// computed from the image), which the 1x1 kernel applies as it packs x.
+struct ChannelScale {
+  int x = -1, s = -1;
+};
+
 // Adds vinfer's 1x1 kernel (a 1x1, or a 3x3 as a GEMM over its windows) for
 // the node, with the residual Sum of sum_input (or none: -1) and a clamp or
-// act.
+// act, reading the node's input, or cs's x scaled by its s.
 void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& geo, const TensorData& w,
-                       const TensorData* b, int sum_input, float lo, float hi, OutAct act = OutAct::Clamp) {
+                       const TensorData* b, int sum_input, float lo, float hi, OutAct act = OutAct::Clamp,
+                       const ChannelScale* cs = nullptr) {
+  PreActivation pre;
+  pre.per_image = cs != nullptr;
   auto op = std::make_unique<OwnConvOp<Conv1x1Pre>>(
-      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, PreActivation{}, lo, hi, act),
-      omp_get_max_threads(), ctx.graph().value(n.inputs[0]).shape[0]);
-  op->acts[DNNL_ARG_SRC] = ctx.input_images(n.inputs[0]);
+      std::make_unique<Conv1x1Pre>(geo, w.f.data(), b ? b->f.data() : nullptr, pre, lo, hi, act), omp_get_max_threads(),
+      ctx.graph().value(n.inputs[0]).shape[0]);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(cs ? cs->x : n.inputs[0]);
+  // (s blocked: each image's scales padded to whole blocks)
+  if (cs) op->acts[DNNL_ARG_SRC_2] = ctx.input(cs->s, Form::Blocked);
   if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
   // (a residual is read with dst's image step: packed, as it is)
   op->acts[DNNL_ARG_DST] = sum_input >= 0 ? ctx.output(n.outputs[0], Form::Blocked) : ctx.output_images(n.outputs[0]);
   op->name = n.label();
-  op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") +
+  op->impl = std::string(geo.kernel == 3 ? "vinfer:conv3x3_gemm" : "vinfer:conv1x1") + (cs ? "_scaled" : "") +
              (act == OutAct::Swish ? "_silu" : "") +
              (channel_block() == 16 ? "_avx512" : "_avx2");
   op->flops = 2.0 * geo.ic * geo.kernel * geo.kernel * geo.oc * geo.hw *
@@ -558,6 +574,62 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
   if (!Conv1x1Pre::supports(geo) || (!anywhere && act == OutAct::Clamp && geo.hw > 14 * 14)) return false;
   add_plain_conv1x1(ctx, n, geo, w, b, sum_input, lo, hi, act);
   return true;
+}
+
+// The squeeze-and-excite Mul whose output only this 1x1 convolution reads
+// (EfficientNet's, MobileNetV3's, RegNetY's projections), if vinfer's 1x1
+// kernel takes the pair where it runs plain 1x1s (maps of at most 14x14
+// unless VINFER_CONV1X1=vinfer): the product is then never written. (On
+// EfficientNet-B0's 112x112 and 56x56 maps, where the expanded channels
+// are few, oneDNN's 1x1 after the Mul was as fast.) VINFER_CONV1X1=noscale:
+// never.
+bool absorbable_channel_scale(const BuildContext& ctx, const Node& conv, ChannelScale& cs) {
+  bool anywhere;
+  if (!plain_conv1x1_allowed(anywhere) || detail::debug_env_is(detail::DebugVar::Conv1x1, "noscale") || ctx.bf16() ||
+      ctx.int8() || ctx.recording() || conv.op != "Conv" || conv.inputs.size() < 2)
+    return false;
+  const Graph& g = ctx.graph();
+  const int y = conv.inputs[0];
+  const Node* m = ctx.producer(y);
+  const std::vector<int>& readers = ctx.consumers(y);
+  if (!m || m->op != "Mul" || m->inputs.size() != 2 || !m->post_ops.empty() || g.is_output(y) || readers.size() != 1 ||
+      std::count(conv.inputs.begin(), conv.inputs.end(), y) != 1 ||
+      std::any_of(conv.post_ops.begin(), conv.post_ops.end(), [&](const PostOp& p) { return p.sum_input == y; }))
+    return false;
+  const Shape& ys = g.value(y).shape;
+  for (int i = 0; i < 2; ++i) {
+    const int x = m->inputs[static_cast<std::size_t>(i)], s = m->inputs[static_cast<std::size_t>(1 - i)];
+    const Shape& xs = g.value(x).shape;
+    const Shape& ss = g.value(s).shape;
+    if (xs == ys && ys.size() == 4 && ss == Shape{ys[0], ys[1], 1, 1} && !g.constant(x) && !g.constant(s) && x != s)
+      cs = {x, s};
+  }
+  if (cs.x < 0) return false;
+  const TensorData* w = g.constant(conv.inputs[1]);
+  if (!w || w->shape.size() != 4 || (conv.inputs.size() > 2 && conv.inputs[2] >= 0 && !g.constant(conv.inputs[2])))
+    return false;
+  int sum_input;
+  float lo, hi;
+  if (!detail::is_pointwise(detail::conv_params(conv, ys, w->shape), w->shape) || !epilogue_of(conv, true, sum_input, lo, hi))
+    return false;
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(ys[1]), geo.oc = static_cast<int>(w->shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
+  geo.block = channel_block();
+  return Conv1x1Pre::supports(geo) && (anywhere || geo.hw <= 14 * 14);
+}
+
+void build_scaled_conv1x1(BuildContext& ctx, const Node& n, const ChannelScale& cs) {
+  const Graph& g = ctx.graph();
+  const Shape& xs = g.value(cs.x).shape;
+  const TensorData& w = *g.constant(n.inputs[1]);
+  const TensorData* b = n.inputs.size() > 2 && n.inputs[2] >= 0 ? g.constant(n.inputs[2]) : nullptr;
+  int sum_input;
+  float lo, hi;
+  epilogue_of(n, true, sum_input, lo, hi);
+  Conv1x1Geometry geo;
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(xs[2] * xs[3]);
+  geo.block = channel_block();
+  add_plain_conv1x1(ctx, n, geo, w, b, sum_input, lo, hi, OutAct::Clamp, &cs);
 }
 
 // A stride-2 3x3 (padding 1, blocked input) as a GEMM over its 3x3
@@ -628,6 +700,12 @@ void build_own_group_conv(BuildContext& ctx, const Node& n, const GroupConvGeome
 }
 
 }  // namespace
+
+bool channel_scale_absorbed(const BuildContext& ctx, const Node& mul) {
+  const std::vector<int>& readers = ctx.consumers(mul.outputs[0]);
+  ChannelScale cs;
+  return readers.size() == 1 && absorbable_channel_scale(ctx, ctx.graph().nodes[static_cast<std::size_t>(readers[0])], cs);
+}
 
 bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift) {
   const std::vector<int>& readers = ctx.consumers(scale_shift.outputs[0]);
@@ -843,6 +921,7 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
 
 void build_conv(BuildContext& ctx, const Node& n) {
   if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
+  if (ChannelScale cs; absorbable_channel_scale(ctx, n, cs)) return build_scaled_conv1x1(ctx, n, cs);
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const TensorData* w = g.constant(n.inputs[1]);

@@ -65,7 +65,9 @@ const std::map<std::string, Factory>& kernel_table() {
       {"ReduceL2", build_reduce},
       {"Add", build_binary},
       {"Sub", build_binary},
-      {"Mul", build_binary},
+      {"Mul", [](BuildContext& ctx, const Node& n) {
+         if (!channel_scale_absorbed(ctx, n)) build_binary(ctx, n);
+       }},
       {"Div", build_binary},
       {"Concat", build_concat},
       {"Gemm", build_inner_product},

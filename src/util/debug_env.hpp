@@ -18,7 +18,7 @@ enum class DebugVar {
   WinogradF23,        // VINFER_WINOGRAD_F23=0: F(2x2,3x3) not among the timed candidates
   WinogradSplit,      // VINFER_WINOGRAD_SPLIT=tiles|positions: how Winograd splits work, no timing
   WinogradStride2,    // VINFER_WINOGRAD_STRIDE2=0: no Winograd for stride-2 3x3s
-  Conv1x1,            // VINFER_CONV1X1=vinfer|preact|onednn: which 1x1 kernel may run
+  Conv1x1,            // VINFER_CONV1X1=vinfer|preact|onednn|noscale: which 1x1 kernel may run
   Fc,                 // VINFER_FC=onednn: fully connected layers on oneDNN only
   PrefetchWeights,    // VINFER_PREFETCH_WEIGHTS=0: no fetching of the next layer's weights
   PrefetchOwn,        // VINFER_PREFETCH_OWN=0: GEMMs do not fetch their own next panel

@@ -627,6 +627,52 @@ TEST(EngineOps, NarrowGroupConvolutions) {
   }
 }
 
+// Squeeze-and-excite's Mul(s, x) before a 1x1 projection (EfficientNet's,
+// MobileNetV3's, RegNetY's) is applied by vinfer's 1x1 kernel as it packs x:
+// exact, the Mul not run; with a partial input block (40 channels), an odd
+// output block (24), a residual sum after the projection, a batch of two
+// (each image its own scale), both operand orders. VINFER_CONV1X1=noscale
+// runs the Mul apart; =vinfer fuses with AVX2 too.
+TEST(EngineOps, SqueezeExciteScaleInto1x1) {
+  for (const bool residual : {false, true})
+    for (const bool scale_first : {true, false}) {
+      Graph g;
+      const int x = g.add_input("x", {2, 40, 7, 7});
+      const int pooled = g.add_node("GlobalAveragePool", {x})[0];
+      const int squeeze = g.add_node(
+          "Relu", {g.add_node("Conv", {pooled, g.add_constant("w1", test::random_tensor({10, 40, 1, 1}, 61))})[0]})[0];
+      const int s = g.add_node(
+          "Sigmoid", {g.add_node("Conv", {squeeze, g.add_constant("w2", test::random_tensor({40, 10, 1, 1}, 62))})[0]})[0];
+      const int scaled = g.add_node("Mul", scale_first ? std::vector<int>{s, x} : std::vector<int>{x, s})[0];
+      const std::int64_t oc = residual ? 40 : 24;
+      int y = g.add_node("Conv", {scaled, g.add_constant("w3", test::random_tensor({oc, 40, 1, 1}, 63)),
+                                  g.add_constant("b3", test::random_tensor({oc}, 64))})[0];
+      if (residual) y = g.add_node("Add", {y, x})[0];
+      g.mark_output(y);
+      const std::string what = std::string(residual ? "with" : "without") + " a residual, " +
+                               (scale_first ? "Mul(s, x)" : "Mul(x, s)");
+      for (const char* setting : {"", "noscale", "vinfer"}) {
+        double rel = 0;
+        const std::string impls = impls_with(g, *setting ? "VINFER_CONV1X1" : nullptr, setting, rel);
+        EXPECT_LT(rel, 1e-5) << what << " " << setting;
+        const bool fused = impls.find("vinfer:conv1x1_scaled") != std::string::npos;
+        const detail::IsaLevel level = detail::cpu_features().level;
+        const bool expected = level != detail::IsaLevel::Plain && std::string(setting) != "noscale" &&
+                              (level == detail::IsaLevel::Avx512 || std::string(setting) == "vinfer");
+        EXPECT_EQ(fused, expected) << what << " " << setting << ": " << impls;
+        if (!expected) continue;
+        if (*setting) ::setenv("VINFER_CONV1X1", setting, 1);
+        EngineOptions opt;
+        opt.threads = 2;
+        Model m = Model::from_graph(g, "test", opt);
+        if (*setting) ::unsetenv("VINFER_CONV1X1");
+        std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
+        for (const LayerProfile& l : m.profile(in.data(), out.data()))
+          EXPECT_NE(l.name.rfind("Mul", 0), 0u) << what << ": " << l.name << " runs apart";
+      }
+    }
+}
+
 // The kernel's ways of sharing the work and holding its weights.
 struct WinogradForm {
   cpu::Winograd3x3::Split split;
@@ -935,9 +981,11 @@ TEST(Winograd, CompactWeightsHalveThePositionsSplit) {
 // residual, clamps, SiLU, stride 1 and 2, 3x3 windows with padding, maps split
 // by pixels and (few pixels) by output channels, partial register tiles, an
 // odd number of output vectors, input channels that end in a partial block
-// (its padding lanes hold NaN), 1-3 threads.
+// (its padding lanes hold NaN), output channels that end in one (its padding
+// lanes written as zeros), a scale given per image at run time
+// (squeeze-and-excite's), 1-3 threads.
 TEST(Conv1x1Pre, MatchesPlainLoops) {
-  enum Pre { None, Affine, AffineRelu };
+  enum Pre { None, Affine, AffineRelu, PerImage };
   struct Case {
     int ic, oc, hw, block;
     Pre pre;
@@ -981,6 +1029,13 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       {72, 32, 49, 16, AffineRelu, true, false, -inf, inf},
       {40, 32, 0, 16, None, true, true, 0.f, inf, 14, 14},
       {20, 16, 0, 8, None, true, false, -inf, inf, 9, 9, 3, 2, 1},
+      // Partial output blocks; squeeze-and-excite's scale, with a residual.
+      {64, 24, 196, 16, None, true, true, -inf, inf},
+      {32, 40, 0, 16, None, true, false, 0.f, inf, 9, 9, 3, 2, 1},
+      {20, 12, 77, 8, AffineRelu, false, false, -inf, inf, 0, 0, 1, 2, 0, silu},
+      {144, 40, 196, 16, PerImage, true, true, -inf, inf},
+      {120, 48, 49, 16, PerImage, false, false, -inf, inf},
+      {20, 12, 60, 8, PerImage, true, false, 0.f, 6.f},
   };
   IsaCoverage isa;
   for (const Case& c : cases) {
@@ -1009,8 +1064,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       const int iy = p / g.ow * g.stride + t / g.kernel - g.pad, ix = p % g.ow * g.stride + t % g.kernel - g.pad;
       return iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w ? iy * g.in_w + ix : -1;
     };
-    const int ic_blocks = (c.ic + c.block - 1) / c.block * c.block;
-    std::vector<float> src(static_cast<std::size_t>(ic_blocks) * in_px, NAN), res(static_cast<std::size_t>(c.oc) * hw),
+    const int ic_blocks = (c.ic + c.block - 1) / c.block * c.block, oc_blocks = (c.oc + c.block - 1) / c.block * c.block;
+    std::vector<float> src(static_cast<std::size_t>(ic_blocks) * in_px, NAN), res(static_cast<std::size_t>(oc_blocks) * hw),
         want(res.size());
     for (int i = 0; i < c.ic; ++i)
       for (int p = 0; p < in_px; ++p) src[at(i, p, in_px)] = x.f[static_cast<std::size_t>(i) * in_px + p];
@@ -1025,7 +1080,8 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
             const int q = from(p, t);
             if (q < 0) continue;  // zero padding (after the pre-activation)
             double v = x.f[static_cast<std::size_t>(i) * in_px + q];
-            if (c.pre != None) v = v * sc.f[i] + sh.f[i];
+            if (c.pre == PerImage) v = v * sc.f[i];
+            else if (c.pre != None) v = v * sc.f[i] + sh.f[i];
             if (c.pre == AffineRelu) v = std::max(v, 0.0);
             acc += v * w.f[(static_cast<std::size_t>(o) * c.ic + i) * taps + t];
           }
@@ -1034,7 +1090,11 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
         want[at(o, p, hw)] = static_cast<float>(c.act == silu ? acc / (1 + std::exp(-acc)) : std::clamp<double>(acc, c.lo, c.hi));
       }
     cpu::PreActivation pre;
-    if (c.pre != None) pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.pre == AffineRelu ? 0.f : -inf;
+    if (c.pre == PerImage) pre.per_image = true;
+    else if (c.pre != None) pre.scale = sc.f.data(), pre.shift = sh.f.data(), pre.lo = c.pre == AffineRelu ? 0.f : -inf;
+    std::vector<float> image_scale(static_cast<std::size_t>(ic_blocks), 0.f);  // blocked: padded with zeros
+    std::copy(sc.f.begin(), sc.f.end(), image_scale.begin());
+    const float* run_scale = c.pre == PerImage ? image_scale.data() : nullptr;
     cpu::Conv1x1Pre k(g, w.f.data(), c.bias ? b.f.data() : nullptr, pre, c.lo, c.hi, c.act);
     const float* residual = c.residual ? res.data() : nullptr;
     const int max_threads = omp_get_max_threads();
@@ -1042,13 +1102,13 @@ TEST(Conv1x1Pre, MatchesPlainLoops) {
       std::vector<float> dst(want.size(), NAN);
       cpu::Block scratch = cpu::aligned_block(k.scratch_bytes(threads));
       omp_set_num_threads(threads);
-      k.run(src.data(), dst.data(), scratch.get(), threads, nullptr, residual);
+      k.run(src.data(), dst.data(), scratch.get(), threads, nullptr, residual, 1, 0, 0, run_scale);
       const double diff = max_abs_diff(dst.data(), want.data(), dst.size());
       EXPECT_LT(diff / scale, 1e-5) << "ic " << c.ic << " oc " << c.oc << " hw " << hw << " kernel " << g.kernel
                                     << " stride " << g.stride << " block " << c.block << " threads " << threads;
       std::vector<float> again(want.size(), NAN);
       const std::vector<cpu::ByteSpan> next = {{x.f.data(), x.f.size() * sizeof(float)}, {w.f.data(), 100}};
-      k.run(src.data(), again.data(), scratch.get(), threads, &next, residual);
+      k.run(src.data(), again.data(), scratch.get(), threads, &next, residual, 1, 0, 0, run_scale);
       EXPECT_EQ(max_abs_diff(again.data(), dst.data(), dst.size()), 0.0) << "with a prefetch list, threads " << threads;
     }
     omp_set_num_threads(max_threads);
