@@ -67,11 +67,32 @@ void BM_WinogradVinfer(benchmark::State& st, Shape3x3 s) {
                                               benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+// Times oneDNN's convolution pd on random input and weights (scaled by
+// w_scale), labelled with its implementation; flops per run.
+void time_onednn(benchmark::State& st, const dnnl::engine& eng, const dnnl::convolution_forward::primitive_desc& pd,
+                 float w_scale, double flops) {
+  dnnl::stream strm(eng);
+  auto xv = random_values(pd.src_desc().get_size() / 4, 1.f);
+  auto wv = random_values(pd.weights_desc().get_size() / 4, w_scale);
+  auto bv = random_values(pd.bias_desc().get_size() / 4, 0.1f);
+  dnnl::memory xm(pd.src_desc(), eng, xv.data()), wm(pd.weights_desc(), eng, wv.data()), bm(pd.bias_desc(), eng, bv.data()),
+      ym(pd.dst_desc(), eng), sm(pd.scratchpad_desc(), eng);
+  dnnl::convolution_forward conv(pd);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm},
+                                             {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
+  for (auto _ : st) {
+    evict_caches(st);
+    conv.execute(strm, args);
+    strm.wait();
+  }
+  st.SetLabel(pd.impl_info_str());
+  st.counters["GFLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
 void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kernel) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   using tag = dnnl::memory::format_tag;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream strm(eng);
   const tag blocked = block() == 16 ? tag::nChw16c : tag::nChw8c;
   const auto f32 = dnnl::memory::data_type::f32;
   const int out = kernel == 1 ? s.hw : s.out();
@@ -91,22 +112,7 @@ void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kern
   } catch (const dnnl::error&) {
     return st.SkipWithError("oneDNN has no such implementation here");
   }
-  auto xv = random_values(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 1.f);
-  auto wv = random_values(pd.weights_desc().get_size() / 4, 0.1f);
-  auto bv = random_values(s.oc, 0.1f);
-  dnnl::memory xm(src, eng, xv.data()), wm(pd.weights_desc(), eng, wv.data()), bm(bias, eng, bv.data()),
-      ym(dst, eng), sm(pd.scratchpad_desc(), eng);
-  dnnl::convolution_forward conv(pd);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm},
-                                             {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
-  for (auto _ : st) {
-    evict_caches(st);
-    conv.execute(strm, args);
-    strm.wait();
-  }
-  st.SetLabel(pd.impl_info_str());
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * kernel * kernel * s.ic * s.oc * out * out,
-                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  time_onednn(st, eng, pd, 0.1f, 2.0 * kernel * kernel * s.ic * s.oc * out * out);
 }
 void BM_OneDnn(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg) { onednn_conv(st, s, alg, 3); }
 void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::algorithm::convolution_direct, 1); }
@@ -255,7 +261,6 @@ void BM_GroupConvOneDnn(benchmark::State& st, ShapeGroups s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   using tag = dnnl::memory::format_tag;
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  dnnl::stream strm(eng);
   const auto f32 = dnnl::memory::data_type::f32;
   const int out = s.out(), G = s.c / s.gw;
   dnnl::memory::desc src({1, s.c, s.hw, s.hw}, f32, tag::nhwc), dst({1, s.c, out, out}, f32, tag::nhwc),
@@ -268,21 +273,7 @@ void BM_GroupConvOneDnn(benchmark::State& st, ShapeGroups s) {
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wany,
                                       bias, dst, {s.stride, s.stride}, {1, 1}, {1, 1}),
       attr, eng);
-  auto xv = random_values(src.get_size() / 4, 1.f), wv = random_values(pd.weights_desc().get_size() / 4, 0.3f);
-  auto bv = random_values(s.c, 0.1f);
-  dnnl::memory xm(src, eng, xv.data()), wm(pd.weights_desc(), eng, wv.data()), bm(bias, eng, bv.data()), ym(dst, eng),
-      sm(pd.scratchpad_desc(), eng);
-  dnnl::convolution_forward conv(pd);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm},
-                                             {DNNL_ARG_DST, ym}, {DNNL_ARG_SCRATCHPAD, sm}};
-  for (auto _ : st) {
-    evict_caches(st);
-    conv.execute(strm, args);
-    strm.wait();
-  }
-  st.SetLabel(pd.impl_info_str());
-  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * 9 * s.gw * s.c * out * out, benchmark::Counter::kIsIterationInvariantRate,
-                                              benchmark::Counter::kIs1000);
+  time_onednn(st, eng, pd, 0.3f, 2.0 * 9 * s.gw * s.c * out * out);
 }
 #define SHAPES_GROUPS(X)                 \
   X(resnext_56, {128, 4, 56, 1})         \
