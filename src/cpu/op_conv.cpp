@@ -757,14 +757,17 @@ Form conv_input_form(const BuildContext& ctx, const Node& n) {
   const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
   const Shape& ys = g.value(n.outputs[0]).shape;
   const ConvLayout lay = conv_layout(xs, ys, p.group);
-  // Precision::INT8 on AMX: a convolution that stays out of int8 (the
-  // first) runs in bfloat16 there if its kernel is large: ResNet50's 7x7
-  // stride 2 0.24 ms against float32's 0.68, its int8 error 1.53e-2 of the
-  // largest logit against 1.75e-2 (3 photos). VGG19's 3x3 would save 0.33
-  // ms (0.54 + 0.2 to quantize its bfloat16 output, against 0.52 + 0.56 for
-  // oneDNN's reorder of float32 blocks), but raised its int8 error from
-  // 4.5e-2 to 6.0e-2: it stays float32.
-  if (ctx.int8() && amx_bf16() && detail::cpu_features().avx512_bf16 && p.group == 1 && !conv_int8(ctx, n) &&
+  // Precision::INT8 with native bfloat16: a convolution that stays out of
+  // int8 (the first) runs in bfloat16 if its kernel is large. ResNet50's
+  // 7x7 stride 2: on AMX 0.24 ms against float32's 0.68, its int8 error
+  // 1.53e-2 of the largest logit against 1.75e-2 (3 photos); on Zen 4
+  // (AVX512_BF16) 0.69 against 1.04, the pass 3-4 % faster (DenseNet121
+  // too), error 1.52e-2 against 1.63e-2 (DenseNet121 2.09e-2 against
+  // 2.04e-2). VGG19's 3x3 would save 0.33 ms on AMX (0.54 + 0.2 to quantize
+  // its bfloat16 output, against 0.52 + 0.56 for oneDNN's reorder of
+  // float32 blocks), but raised its int8 error from 4.5e-2 to 6.0e-2: it
+  // stays float32.
+  if (ctx.int8() && detail::cpu_features().avx512_bf16 && p.group == 1 && !conv_int8(ctx, n) &&
       (xs[1] >= 16 || p.kernel[0] * p.kernel[1] >= 25))
     return Form::ChannelsLastBf16;
   if (!ctx.bf16() || lay.in == Form::ChannelsLast) return lay.in;

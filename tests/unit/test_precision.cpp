@@ -373,16 +373,19 @@ TEST(Precision, Int8OnEveryBuiltInNetwork) {
       ++convs, int8_convs += int8_kernel(impl);
     }
     EXPECT_EQ(int8_convs, convs - 1) << name << ": all but the first convolution in int8";
-    // (ResNet50's max pool after it pools that one's bfloat16 output on AMX;
+    // (ResNet50's max pool after it pools that one's bfloat16 output;
     // ResNet18's output is also a residual operand: pooled in float32)
     for (const auto& [node, impl] : r.kernels)
-      if (cpu::amx_bf16() && cpu_has_bf16() && std::string(name) == "resnet50" && node.rfind("MaxPool", 0) == 0)
+      if (cpu_has_bf16() && std::string(name) == "resnet50" && node.rfind("MaxPool", 0) == 0)
         EXPECT_NE(impl.find("bf16"), std::string::npos) << name << ": " << node << " runs " << impl;
-    // (the first on AMX in bfloat16 where the CPU has both, but VGG's 3x3:
-    // its error in bfloat16 added to int8's)
-    const int first_bf16 = std::string(name).find("vgg") == std::string::npos && cpu::amx_bf16() && cpu_has_bf16() ? 1 : 0;
+    // (the first in bfloat16 where the CPU has bfloat16 dot products (AMX's
+    // or AVX512_BF16's), but VGG's 3x3: its error in bfloat16 added to int8's)
+    const int first_bf16 = std::string(name).find("vgg") == std::string::npos && cpu_has_bf16() ? 1 : 0;
     EXPECT_EQ(std::count_if(r.kernels.begin(), r.kernels.end(),
-                            [](const auto& k) { return k.first.rfind("Conv", 0) == 0 && k.second.find("amx_bf16") != std::string::npos; }),
+                            [](const auto& k) {
+                              return k.first.rfind("Conv", 0) == 0 && !int8_kernel(k.second) &&
+                                     k.second.find("bf16") != std::string::npos;
+                            }),
               first_bf16)
         << name;
     // (VGG's hidden fully connected layers in int8, the classifier not)
