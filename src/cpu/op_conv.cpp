@@ -835,15 +835,17 @@ void channels_last_into_view(BuildContext& ctx, int value) {
                                          "into concatenation '" + ctx.graph().value(value).name + "'"));
 }
 
-// On AMX, the output of an int8 convolution that only int8 convolutions
-// read, as their input or as their residual operand (ResNet's residual
-// stream), is kept in bfloat16 rather than float32: half the bytes to
-// write, add and quantize again. So is one whose own residual operand is
-// in bfloat16 (the stream's last: the add then stays in place).
+// With AVX512_BF16 (AMX or not), the output of an int8 convolution that
+// only int8 convolutions read, as their input or as their residual operand
+// (ResNet's residual stream), is kept in bfloat16 rather than float32: half
+// the bytes to write, add and quantize again. So is one whose own residual
+// operand is in bfloat16 (the stream's last: the add then stays in place).
+// (Zen 4, ResNet50 at batch 32: 368 -> 338 ms; batch 1 unchanged; logit
+// error on the three photos 1.60e-2 of the largest against 1.52e-2.)
 bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
   const Graph& g = ctx.graph();
   const int value = conv.outputs[0];
-  if (!amx_bf16() || !detail::cpu_features().avx512_bf16 || g.value(value).shape.size() != 4 || g.is_output(value) ||
+  if (!detail::cpu_features().avx512_bf16 || g.value(value).shape.size() != 4 || g.is_output(value) ||
       ctx.is_view(value))
     return false;
   if (sums_bf16_only(ctx, conv)) return true;
