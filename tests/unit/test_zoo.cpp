@@ -2,6 +2,7 @@
 // and the checkpoint readers on hand-made, hostile and broken files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -192,6 +193,79 @@ TEST(Zoo, BatchRunsEachImageAsAlone) {
       EXPECT_LE(diff, 2e-5 * scale) << name << ": image " << k;
     }
   }
+}
+
+// EngineOptions::micro_batch: a batch of 6 run 4 images at a time (the last
+// run padded) gives each image what it gets alone, from run() and from
+// profile() (whose layers then sum both runs); info says how it runs.
+TEST(Zoo, MicroBatchesGiveEachImageItsOwnResult) {
+  const char* name = "resnet18";
+  const Graph g = zoo_graph(name, "", nullptr, 5);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model one = Model::from_graph(g, name, opt);
+  opt.batch = 6;
+  opt.micro_batch = 4;
+  Model six = Model::from_graph(g, name, opt);
+  ASSERT_EQ(six.batch(), 6);
+  ASSERT_EQ(six.input_shape()[0], 6);
+  ASSERT_EQ(six.output_shape(), (Shape{6, 1000}));
+  EXPECT_EQ(six.graph().value(six.graph().inputs[0]).shape[0], 4) << "the backend runs 4 images";
+  const auto& passes = six.info().passes;
+  EXPECT_NE(std::find(passes.begin(), passes.end(), "micro_batch: batch 6 in runs of 4 images (asked)"), passes.end());
+  const std::size_t in = one.input_size(), out = one.output_size();
+  std::vector<float> x(6 * in);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 103) / 103.f - 0.5f;
+  std::vector<float> y(6 * out, NAN), p(6 * out, NAN), a(out, NAN);
+  six.run(x.data(), y.data());
+  const std::vector<LayerProfile> layers = six.profile(x.data(), p.data());
+  EXPECT_EQ(p, y);
+  opt.batch = 4;
+  opt.micro_batch = 0;
+  const std::vector<float> x4(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(4 * in));
+  std::vector<float> y4(4 * out);
+  const std::vector<LayerProfile> four = Model::from_graph(g, name, opt).profile(x4.data(), y4.data());
+  ASSERT_EQ(layers.size(), four.size());
+  for (std::size_t i = 0; i < four.size(); ++i) EXPECT_DOUBLE_EQ(layers[i].flops, 2 * four[i].flops) << four[i].name;
+  for (std::size_t k = 0; k < 6; ++k) {
+    one.run(x.data() + k * in, a.data());
+    double scale = 0, diff = 0;
+    for (std::size_t j = 0; j < out; ++j)
+      scale = std::max(scale, std::fabs(static_cast<double>(a[j]))), diff = std::max(diff, std::fabs(static_cast<double>(a[j]) - y[k * out + j]));
+    EXPECT_GT(scale, 0.0);
+    EXPECT_LE(diff, 2e-5 * scale) << "image " << k;
+  }
+}
+
+// Automatic micro-batches: 4 at a time where the weights are light next to
+// one image's activations and 4 divides the batch; whole batches for
+// weight-heavy networks, other batches, a fixed batch, or when asked.
+TEST(Zoo, MicroBatchChosenByWeightsAndBatch) {
+  auto runs_of = [](const Graph& g, int batch, int micro) {
+    EngineOptions opt;
+    opt.threads = 1;
+    opt.batch = batch;
+    opt.micro_batch = micro;
+    Model m = Model::from_graph(g, "net", opt);
+    EXPECT_EQ(m.input_shape()[0], batch);
+    return m.graph().value(m.graph().inputs[0]).shape[0];
+  };
+  Graph light;  // 864 B of weights, 40 KB of activations per image
+  const int x = light.add_input("x", {-1, 3, 32, 32});
+  light.mark_output(light.add_node("Relu", {light.add_node("Conv", {x, light.add_constant("w", test::random_tensor({8, 3, 3, 3}, 3))})[0]})[0]);
+  EXPECT_EQ(runs_of(light, 8, 0), 4);
+  EXPECT_EQ(runs_of(light, 6, 0), 6);
+  EXPECT_EQ(runs_of(light, 4, 0), 4);
+  EXPECT_EQ(runs_of(light, 8, 8), 8);
+  EXPECT_EQ(runs_of(light, 8, 100), 8);
+  EXPECT_EQ(runs_of(light, 8, 2), 2);
+  Graph heavy;  // 256 KB of weights, 16 KB of activations per image
+  const int v = heavy.add_input("v", {-1, 16});
+  heavy.mark_output(heavy.add_node("MatMul", {v, heavy.add_constant("m", test::random_tensor({16, 4096}, 4))})[0]);
+  EXPECT_EQ(runs_of(heavy, 8, 0), 8);
+  EXPECT_EQ(runs_of(heavy, 8, 4), 4);
+  light.value(x).shape[0] = 8;  // a fixed batch: the exporter's
+  EXPECT_EQ(runs_of(light, 8, 2), 8);
 }
 
 // A fixed batch is the network's: another is refused, as is a negative one.

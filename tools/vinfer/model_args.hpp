@@ -16,7 +16,7 @@ namespace vinfer::cli {
 
 struct ModelArgs {
   std::string model, weights;
-  int threads = 0, batch = 1;
+  int threads = 0, batch = 1, micro_batch = 0;
   bool noted = false;  // the random-weights note, once per process
   bool no_winograd = false, no_tune = false, allow_tf32 = false;
   std::string device = "cpu", precision = "f32", calibration;
@@ -36,6 +36,10 @@ struct ModelArgs {
     app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
     app.add_option("--batch", batch, "Images per forward pass (the network's batch dimension must be dynamic; default 1)")
         ->check(CLI::Range(1, 4096));
+    app.add_option("--micro-batch", micro_batch,
+                   "CPU, with --batch: run each batch this many images at a time (0, the default: automatic, 4 for "
+                   "networks whose activations per image outweigh their weights, e.g. DenseNet; `vinfer info` says)")
+        ->check(CLI::Range(0, 4096));
     app.add_option("--device", device, "Where the network runs: cpu, cuda or cuda:N (see `vinfer devices`)");
     app.add_option("--precision", precision,
                    "CPU arithmetic: f32 (default); bf16 on CPUs with bfloat16 dot products (faster, logits within "
@@ -72,6 +76,7 @@ struct ModelArgs {
     EngineOptions opt;
     opt.threads = threads;
     opt.batch = batch;
+    opt.micro_batch = micro_batch;
     opt.winograd = !no_winograd;
     opt.tune = !no_tune;
     opt.tune_cache = tune_cache;
