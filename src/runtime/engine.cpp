@@ -271,8 +271,10 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
     impl->run_batch = impl->in_shape.empty() ? 1 : std::max<std::int64_t>(impl->in_shape[0], 1);
     if (!whole_batch_graph.nodes.empty()) {
       const std::int64_t k = micro_batch(graph, options, impl->info.passes);
+      // (Gone before compiling either way, in this scope: it shares the
+      // weights, which compiling without keep_constants frees one by one.)
+      Graph g = std::move(whole_batch_graph);
       if (k < options.batch) {
-        Graph g = std::move(whole_batch_graph);
         set_batch(g, k, options.limits);
         detail::optimize(g, options.limits, options.optimize, nullptr);
         const Shape& out = g.value(g.outputs[0]).shape;
