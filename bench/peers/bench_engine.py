@@ -3,11 +3,16 @@
 same networks (random weights; speed does not depend on them), batch 1, on
 this machine, in one run.
 
-    .venv-peers/bin/python bench/peers/bench_engine.py [--models densenet121,...] [--loops 30] [--rounds 3]
+    .venv-peers/bin/python bench/peers/bench_engine.py [--models densenet121,...] [--loops 10] [--rounds 5]
 
-Every engine runs in its own process, one after the other, and the whole
-sequence repeats --rounds times (so that drift on a shared machine hits every
-engine alike); each figure is the median over all its rounds' samples.
+Every engine and setting runs in its own worker process, all of them loaded
+at once for a network; in each round they take turns, --loops timed passes
+each after one untimed (the previous turn's engine has evicted the caches),
+with a short pause between turns so that no engine's threads still spin
+while the next one runs, the order rotated from round to round. A shared
+host's slow and fast phases, which last seconds, so hit every engine alike;
+each figure is the median over all its rounds' samples, and each ratio is
+paired within rounds. vinfer's worker is build/bench/bench_worker.
 Settings: "threads=cores" sets each engine's intra-op threads to the number of
 cores, "threads=N" to N (threads=1 with threads=cores gives the two-thread
 speed-up); "default" leaves the engine alone. Each threads setting is also put
@@ -21,9 +26,10 @@ import tempfile
 import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
+from common import BENCH_WORKER, CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
 
 
 def setting_threads(setting):
@@ -37,7 +43,8 @@ def setting_threads(setting):
     raise SystemExit(f"unknown setting {setting!r} (threads=cores, threads=N or default)")
 
 
-def child(engine, setting, model_dir, name, loops, warmup):
+def runner(engine, setting, model_dir, name):
+    """One forward pass of a peer engine as a function, and its version."""
     import numpy as np
     onnx_path = os.path.join(model_dir, name + ".onnx")
     x = np.load(os.path.join(model_dir, name + ".input.npy"))
@@ -49,7 +56,7 @@ def child(engine, setting, model_dir, name, loops, warmup):
             so.intra_op_num_threads = threads
         s = ort.InferenceSession(onnx_path, so, providers=["CPUExecutionProvider"])
         feed = {s.get_inputs()[0].name: x}
-        return timed_loop(lambda: s.run(None, feed), loops, warmup), ort.__version__
+        return (lambda: s.run(None, feed)), ort.__version__
     if engine == "openvino":
         import openvino as ov
         core = ov.Core()
@@ -59,7 +66,7 @@ def child(engine, setting, model_dir, name, loops, warmup):
         cm = core.compile_model(onnx_path, "CPU", cfg if threads else {})
         req = cm.create_infer_request()
         prec = str(cm.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: '", "").replace("'>", "")
-        return timed_loop(lambda: req.infer({0: x}), loops, warmup), f"{ov.__version__.split('-')[0]} ({setting}: {prec})"
+        return (lambda: req.infer({0: x})), f"{ov.__version__.split('-')[0]} ({setting}: {prec})"
     if engine == "pytorch":
         import torch
         import torchvision
@@ -71,23 +78,55 @@ def child(engine, setting, model_dir, name, loops, warmup):
         def fwd():
             with torch.inference_mode():
                 m(t)
-        return timed_loop(fwd, loops, warmup), f"{torch.__version__} ({torch.get_num_threads()} threads)"
+        return fwd, f"{torch.__version__} ({torch.get_num_threads()} threads)"
     raise SystemExit("unknown engine " + engine)
 
 
-def run_vinfer(setting, model_dir, name, loops, warmup):
-    fd, out = tempfile.mkstemp(prefix=f"vinfer_{name}_", suffix=".json")
-    os.close(fd)
-    # The peers' input (child()): a fully connected layer's time depends on its zeros.
-    cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup", str(warmup),
-           "--input", os.path.join(model_dir, name + ".input.npy"), "--json", out]
-    if setting_threads(setting):
-        cmd += ["--threads", str(setting_threads(setting))]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        j = json.load(f)
-    os.remove(out)
-    return j["per_iter_ms"], j["vinfer"]
+def serve_turns(engine, setting, model_dir, name):
+    """A peer's worker (bench_worker's protocol): "ready VERSION", then for each
+    line N on stdin, N passes' milliseconds on one line."""
+    fn, ver = runner(engine, setting, model_dir, name)
+    print("ready", ver, flush=True)
+    for line in sys.stdin:
+        print(" ".join(f"{t:.4f}" for t in timed_loop(fn, int(line), 0)), flush=True)
+
+
+def tune_cache():
+    """Where `vinfer bench` keeps its timed 3x3 choices (its --tune-cache default)."""
+    if os.environ.get("VINFER_TUNE_CACHE") is not None:
+        return os.environ["VINFER_TUNE_CACHE"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "vinfer", "tune.txt")
+
+
+class Worker:
+    """An engine loaded in its own process, running passes when asked."""
+
+    def __init__(self, engine, setting, model_dir, name):
+        if engine == "vinfer":
+            cmd = [BENCH_WORKER, os.path.join(model_dir, name + ".onnx"), os.path.join(model_dir, name + ".input.npy"),
+                   "--tune-cache", tune_cache()]
+            if setting_threads(setting):
+                cmd += ["--threads", str(setting_threads(setting))]
+        else:
+            cmd = [sys.executable, __file__, "--model-dir", model_dir, "--worker", engine, setting, name]
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        first = self.p.stdout.readline().split()
+        if not first or first[0] != "ready":
+            raise SystemExit(f"{engine} on {name} ({setting}) did not start: {' '.join(cmd)}")
+        self.version = " ".join(first[1:])
+
+    def passes(self, n):
+        self.p.stdin.write(f"{n}\n")
+        self.p.stdin.flush()
+        ts = [float(t) for t in self.p.stdout.readline().split()]
+        if len(ts) != n:
+            raise SystemExit("a worker stopped: " + " ".join(self.p.args))
+        return ts
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def direct_limit(model_dir, name, threads):
@@ -111,39 +150,36 @@ def main():
     ap.add_argument("--models", default="densenet121,densenet169,densenet201,vgg19,resnet50")
     ap.add_argument("--engines", default="vinfer,onnxruntime,openvino,pytorch")
     ap.add_argument("--settings", default="threads=cores,default")
-    ap.add_argument("--loops", type=int, default=30)
+    ap.add_argument("--loops", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "out", "models"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench_engine"))
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.child:
-        engine, setting, name, _ = a.child
-        ts, ver = child(engine, setting, a.model_dir, name, a.loops, a.warmup)
-        print(json.dumps({"ms": ts, "version": ver}))
+    if a.worker:
+        serve_turns(*a.worker[:2], a.model_dir, a.worker[2])
         return
     models = a.models.split(",")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     env = dict(os.environ, VINFER_OPSET="17")
     subprocess.run([sys.executable, EXPORT, a.model_dir] + models, check=True, env=env)
     samples, versions, round_p50 = {}, {}, {}
-    for r in range(a.rounds):
-        for name in models:
-            for setting in a.settings.split(","):
-                for engine in a.engines.split(","):
-                    if engine == "vinfer":
-                        ts, ver = run_vinfer(setting, a.model_dir, name, a.loops, a.warmup)
-                    else:
-                        p = subprocess.run([sys.executable, __file__, "--model-dir", a.model_dir, "--loops", str(a.loops), "--warmup",
-                                            str(a.warmup), "--child", engine, setting, name, "-"],
-                                           check=True, capture_output=True, text=True)
-                        d = json.loads(p.stdout.strip().splitlines()[-1])
-                        ts, ver = d["ms"], d["version"]
-                    samples.setdefault((name, setting, engine), []).extend(ts)
-                    round_p50[(r, name, setting, engine)] = statistics.median(ts)
-                    versions[f"{engine} [{setting}]"] = ver
-                    print(f"round {r + 1}: {name:12s} {setting:14s} {engine:12s} p50 {statistics.median(ts):8.2f} ms", flush=True)
+    pairs = [(setting, engine) for setting in a.settings.split(",") for engine in a.engines.split(",")]
+    for name in models:
+        workers = {pair: Worker(pair[1], pair[0], a.model_dir, name) for pair in pairs}
+        for (setting, engine), w in workers.items():
+            w.passes(a.warmup)
+            versions[f"{engine} [{setting}]"] = w.version
+        for r in range(a.rounds):
+            for setting, engine in pairs[r % len(pairs):] + pairs[:r % len(pairs)]:
+                time.sleep(0.05)  # the last turn's threads stop spinning
+                ts = workers[(setting, engine)].passes(a.loops + 1)[1:]
+                samples.setdefault((name, setting, engine), []).extend(ts)
+                round_p50[(r, name, setting, engine)] = statistics.median(ts)
+                print(f"round {r + 1}: {name:12s} {setting:14s} {engine:12s} p50 {statistics.median(ts):8.2f} ms", flush=True)
+        for w in workers.values():
+            w.close()
     rows = []
     for (name, setting, engine), ts in samples.items():
         ts = sorted(ts)
@@ -186,9 +222,9 @@ def main():
             p = {e: p50(name, setting, e) for e in engines}
             lines.append(f"| {name} | {setting} | " + " | ".join(f"{p[e]:.1f}" for e in engines) + " | " +
                          " | ".join(f"{p['vinfer'] / p[e]:.2f}" for e in engines[1:]) + " |")
-    # On a noisy shared host a slow minute shifts whole rounds: the ratio of
-    # the two engines within each round (they ran back to back) is steadier
-    # than the ratio of pooled medians. Median over rounds, and the range.
+    # On a noisy shared host a slow phase shifts whole rounds: the ratio of
+    # the two engines within each round (turns next to each other) is
+    # steadier than the ratio of pooled medians. Median over rounds, and the range.
     if a.rounds > 1 and len(engines) > 1:
         lines += ["", f"Paired: vinfer / engine within each round, median of {a.rounds} rounds [min-max]", "",
                   "| model | setting | " + " | ".join(f"vinfer/{e}" for e in engines[1:]) + " |",
@@ -204,7 +240,7 @@ def main():
     settings = a.settings.split(",")
     if "threads=1" in settings and "threads=cores" in settings and CORES > 1:
         lines += ["", f"Speed-up from 1 to {CORES} threads: p50 at threads=1 / p50 at threads=cores, then the same within each",
-                  f"round (which ran both settings back to back), median of {a.rounds} rounds [min-max]", "",
+                  f"round (both settings took their turns in it), median of {a.rounds} rounds [min-max]", "",
                   "| model | " + " | ".join(engines) + " |", "|---|" + "---:|" * len(engines)]
         for name in models:
             cells = []

@@ -5,6 +5,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 VINFER = os.path.join(ROOT, "build", "vinfer")
+BENCH_WORKER = os.path.join(ROOT, "build", "bench", "bench_worker")
 EXPORT = os.path.join(ROOT, "tests", "models", "export_models.py")
 CORES = os.cpu_count() or 1
 
