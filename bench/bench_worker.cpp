@@ -5,17 +5,21 @@
 // workers answer the same way, so that the engines take turns a few passes
 // at a time and a shared host's slow and fast phases hit them alike.
 //
-//   bench_worker MODEL.onnx INPUT.npy [--threads N] [--tune-cache FILE]
+//   bench_worker MODEL.onnx INPUT.npy [--threads N] [--tune-cache FILE] [--batch B]
+//                [--precision f32|bf16|int8] [--calibration FILE]
 //
-// The model is loaded as `vinfer bench --forward-only` loads it (float32,
-// timed 3x3 choices kept in FILE; "" for none).
+// The model is loaded as `vinfer bench --forward-only` loads it with the
+// same options (timed 3x3 choices kept in the tune cache FILE; "" for none);
+// INPUT.npy holds the whole batch.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "vinfer/calibration.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/io.hpp"
@@ -28,9 +32,13 @@ int main(int argc, char** argv) try {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
     else if (a == "--tune-cache" && i + 1 < argc) opt.tune_cache = argv[++i];
+    else if (a == "--batch" && i + 1 < argc) opt.batch = std::atoi(argv[++i]);
+    else if (a == "--precision" && i + 1 < argc) opt.precision = vinfer::parse_precision(argv[++i]);
+    else if (a == "--calibration" && i + 1 < argc)
+      opt.calibration = std::make_shared<const vinfer::Calibration>(vinfer::Calibration::load(argv[++i]));
     else paths.push_back(a);
   }
-  if (paths.size() != 2) throw std::runtime_error("usage: bench_worker MODEL.onnx INPUT.npy [--threads N] [--tune-cache FILE]");
+  if (paths.size() != 2) throw std::runtime_error("usage: bench_worker MODEL.onnx INPUT.npy [OPTIONS] (see the source)");
   vinfer::Model model = vinfer::Model::load_onnx(paths[0], opt);
   std::vector<float> x;
   vinfer::read_npy(paths[1], x);

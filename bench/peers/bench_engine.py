@@ -26,10 +26,9 @@ import tempfile
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BENCH_WORKER, CORES, EXPORT, ROOT, VINFER, timed_loop  # noqa: E402
+from common import CORES, EXPORT, ROOT, VINFER, Worker, serve_turns, vinfer_worker_cmd  # noqa: E402
 
 
 def setting_threads(setting):
@@ -82,51 +81,12 @@ def runner(engine, setting, model_dir, name):
     raise SystemExit("unknown engine " + engine)
 
 
-def serve_turns(engine, setting, model_dir, name):
-    """A peer's worker (bench_worker's protocol): "ready VERSION", then for each
-    line N on stdin, N passes' milliseconds on one line."""
-    fn, ver = runner(engine, setting, model_dir, name)
-    print("ready", ver, flush=True)
-    for line in sys.stdin:
-        print(" ".join(f"{t:.4f}" for t in timed_loop(fn, int(line), 0)), flush=True)
-
-
-def tune_cache():
-    """Where `vinfer bench` keeps its timed 3x3 choices (its --tune-cache default)."""
-    if os.environ.get("VINFER_TUNE_CACHE") is not None:
-        return os.environ["VINFER_TUNE_CACHE"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "vinfer", "tune.txt")
-
-
-class Worker:
-    """An engine loaded in its own process, running passes when asked."""
-
-    def __init__(self, engine, setting, model_dir, name):
-        if engine == "vinfer":
-            cmd = [BENCH_WORKER, os.path.join(model_dir, name + ".onnx"), os.path.join(model_dir, name + ".input.npy"),
-                   "--tune-cache", tune_cache()]
-            if setting_threads(setting):
-                cmd += ["--threads", str(setting_threads(setting))]
-        else:
-            cmd = [sys.executable, __file__, "--model-dir", model_dir, "--worker", engine, setting, name]
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        first = self.p.stdout.readline().split()
-        if not first or first[0] != "ready":
-            raise SystemExit(f"{engine} on {name} ({setting}) did not start: {' '.join(cmd)}")
-        self.version = " ".join(first[1:])
-
-    def passes(self, n):
-        self.p.stdin.write(f"{n}\n")
-        self.p.stdin.flush()
-        ts = [float(t) for t in self.p.stdout.readline().split()]
-        if len(ts) != n:
-            raise SystemExit("a worker stopped: " + " ".join(self.p.args))
-        return ts
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait()
+def worker(engine, setting, model_dir, name):
+    if engine == "vinfer":
+        threads = setting_threads(setting)
+        return Worker(vinfer_worker_cmd(os.path.join(model_dir, name + ".onnx"), os.path.join(model_dir, name + ".input.npy"),
+                                        *(["--threads", str(threads)] if threads else [])))
+    return Worker([sys.executable, __file__, "--model-dir", model_dir, "--worker", engine, setting, name])
 
 
 def direct_limit(model_dir, name, threads):
@@ -158,7 +118,7 @@ def main():
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        serve_turns(*a.worker[:2], a.model_dir, a.worker[2])
+        serve_turns(*runner(*a.worker[:2], a.model_dir, a.worker[2]))
         return
     models = a.models.split(",")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
@@ -167,14 +127,13 @@ def main():
     samples, versions, round_p50 = {}, {}, {}
     pairs = [(setting, engine) for setting in a.settings.split(",") for engine in a.engines.split(",")]
     for name in models:
-        workers = {pair: Worker(pair[1], pair[0], a.model_dir, name) for pair in pairs}
+        workers = {pair: worker(pair[1], pair[0], a.model_dir, name) for pair in pairs}
         for (setting, engine), w in workers.items():
             w.passes(a.warmup)
             versions[f"{engine} [{setting}]"] = w.version
         for r in range(a.rounds):
             for setting, engine in pairs[r % len(pairs):] + pairs[:r % len(pairs)]:
-                time.sleep(0.05)  # the last turn's threads stop spinning
-                ts = workers[(setting, engine)].passes(a.loops + 1)[1:]
+                ts = workers[(setting, engine)].turn(a.loops)
                 samples.setdefault((name, setting, engine), []).extend(ts)
                 round_p50[(r, name, setting, engine)] = statistics.median(ts)
                 print(f"round {r + 1}: {name:12s} {setting:14s} {engine:12s} p50 {statistics.median(ts):8.2f} ms", flush=True)

@@ -13,11 +13,12 @@ calibrate`, OpenVINO's NNCF (nncf.quantize, its default preset, on the
 same preprocessed tensors), whose model then runs with OpenVINO's default
 settings (on this CPU, layers left unquantized run in bfloat16).
 
-Speed: every engine and precision runs in its own process, one after the
-other, all threads of the machine; the whole sequence repeats --rounds
-times, and a figure is the median over all rounds' passes (per image). Each
-round's vinfer / OpenVINO ratio at each precision is kept too (they ran
-back to back). Error: each engine's reduced-precision logits against its own
+Speed: for each network and batch, every engine and precision is loaded
+once in its own worker process, all threads of the machine, and they take
+turns (common.Worker: one untimed pass, then --loops timed ones, a quarter
+of them at batch 32; the order rotated each round) for --rounds rounds; a
+figure is the median over all rounds' passes (per image). Each round's
+vinfer / OpenVINO ratio at each precision is kept too. Error: each engine's reduced-precision logits against its own
 float32 ones on the photos in tests/data/images, preprocessed by `vinfer
 preprocess --preset torchvision` (the same tensors for both; vinfer's side
 is `vinfer check --json`): max |dlogit| / max |logit| (worst image, and the mean over
@@ -38,7 +39,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CORES, EXPORT, ROOT, VINFER, cpu_description, timed_loop  # noqa: E402
+from common import CORES, EXPORT, ROOT, VINFER, Worker, cpu_description, serve_turns, vinfer_worker_cmd  # noqa: E402
 
 PHOTOS = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "images", "*")))
 PRECISIONS = ("f32", "bf16", "int8")
@@ -87,25 +88,20 @@ def openvino_model(onnx_path, precision, batch):
     return core.compile_model(model, "CPU", cfg), ov.__version__.split("-")[0]
 
 
-def child(engine, precision, model_dir, name, batch, loops, warmup):
-    x = np.load(batch_input(model_dir, name, batch))
+def serve_openvino(precision, model_dir, name, batch):
     cm, ver = openvino_model(os.path.join(model_dir, name + ".onnx"), precision, batch)
+    x = np.load(batch_input(model_dir, name, batch))
     req = cm.create_infer_request()
     got = str(cm.get_property("INFERENCE_PRECISION_HINT")).replace("<Type: '", "").replace("'>", "")
-    return timed_loop(lambda: req.infer({0: x}), loops, warmup), f"{ver} (inference precision {got})"
+    serve_turns(lambda: req.infer({0: x}), f"{ver} (inference precision {got})")
 
 
-def run_vinfer(precision, model_dir, name, batch, loops, warmup):
-    fd, out = tempfile.mkstemp(prefix=f"vinfer_{name}_", suffix=".json")
-    os.close(fd)
-    cmd = [VINFER, "bench", os.path.join(model_dir, name + ".onnx"), "--forward-only", "--loops", str(loops), "--warmup",
-           str(warmup), "--input", batch_input(model_dir, name, batch), "--batch", str(batch), "--precision", precision,
-           "--threads", str(CORES), "--json", out] + calibration_args(model_dir, name, precision)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        j = json.load(f)
-    os.remove(out)
-    return j["per_iter_ms"], j["vinfer"]
+def worker(engine, precision, model_dir, name, batch):
+    if engine == "vinfer":
+        return Worker(vinfer_worker_cmd(os.path.join(model_dir, name + ".onnx"), batch_input(model_dir, name, batch), "--batch",
+                                        str(batch), "--precision", precision, "--threads", str(CORES),
+                                        *calibration_args(model_dir, name, precision)))
+    return Worker([sys.executable, __file__, "--model-dir", model_dir, "--worker", precision, name, str(batch)])
 
 
 def calibration_args(model_dir, name, precision):
@@ -155,12 +151,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--model-dir", default=os.path.join(ROOT, "out", "models"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "bench_precision"))
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.child:
-        engine, precision, name, batch = a.child
-        ts, ver = child(engine, precision, a.model_dir, name, int(batch), a.loops, a.warmup)
-        print(json.dumps({"ms": ts, "version": ver}))
+    if a.worker:
+        precision, name, batch = a.worker
+        serve_openvino(precision, a.model_dir, name, int(batch))
         return
     models, batches = a.models.split(","), [int(b) for b in a.batches.split(",")]
     precisions = tuple(a.precisions.split(","))
@@ -175,28 +170,25 @@ def main():
                 calibrate(a.model_dir, name, tmp)
         errs = {name: errors(a.model_dir, name, tmp, reduced) for name in models}
     samples, versions, round_p50 = {}, {}, {}
-    for r in range(a.rounds):
-        for name in models:
-            for batch in batches:
-                # Fewer passes at batch 32: each is 32 images.
-                loops, warmup = (a.loops, a.warmup) if batch == 1 else (max(3, a.loops // 4), 1)
-                for engine in ("vinfer", "openvino"):
-                    for precision in precisions:
-                        if engine == "vinfer":
-                            ts, ver = run_vinfer(precision, a.model_dir, name, batch, loops, warmup)
-                        else:
-                            p = subprocess.run([sys.executable, __file__, "--model-dir", a.model_dir, "--loops", str(loops),
-                                                "--warmup", str(warmup), "--child", engine, precision, name, str(batch)],
-                                               check=True, capture_output=True, text=True)
-                            d = json.loads(p.stdout.strip().splitlines()[-1])
-                            ts, ver = d["ms"], d["version"]
-                        ts = [t / batch for t in ts]
-                        key = (name, batch, engine, precision)
-                        samples.setdefault(key, []).extend(ts)
-                        round_p50[(r,) + key] = statistics.median(ts)
-                        versions[f"{engine} {precision}"] = ver
-                        print(f"round {r + 1}: {name:12s} batch {batch:3d} {engine:9s} {precision:5s} p50 "
-                              f"{statistics.median(ts):8.2f} ms/image", flush=True)
+    pairs = [(engine, precision) for engine in ("vinfer", "openvino") for precision in precisions]
+    for name in models:
+        for batch in batches:
+            # Fewer passes at batch 32: each is 32 images.
+            loops, warmup = (a.loops, a.warmup) if batch == 1 else (max(3, a.loops // 4), 1)
+            workers = {pair: worker(*pair, a.model_dir, name, batch) for pair in pairs}
+            for (engine, precision), w in workers.items():
+                w.passes(warmup)
+                versions[f"{engine} {precision}"] = w.version
+            for r in range(a.rounds):
+                for engine, precision in pairs[r % len(pairs):] + pairs[:r % len(pairs)]:
+                    ts = [t / batch for t in workers[(engine, precision)].turn(loops)]
+                    key = (name, batch, engine, precision)
+                    samples.setdefault(key, []).extend(ts)
+                    round_p50[(r,) + key] = statistics.median(ts)
+                    print(f"round {r + 1}: {name:12s} batch {batch:3d} {engine:9s} {precision:5s} p50 "
+                          f"{statistics.median(ts):8.2f} ms/image", flush=True)
+            for w in workers.values():
+                w.close()
     cpu = cpu_description()
     rows = [{"model": k[0], "batch": k[1], "engine": k[2], "precision": k[3], "p50": statistics.median(ts), "min": min(ts),
              "n": len(ts)} for k, ts in samples.items()]

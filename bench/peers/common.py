@@ -1,5 +1,7 @@
 """Paths and helpers shared by the side-by-side drivers."""
 import os
+import subprocess
+import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,3 +41,54 @@ def cpu_description():
     flags = info.get("flags", "").split()
     isa = "AVX-512" + (" + AVX512_BF16" if "avx512_bf16" in flags else "") if "avx512f" in flags else "AVX2"
     return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}), {isa}"
+
+
+def tune_cache():
+    """Where `vinfer bench` keeps its timed 3x3 choices (its --tune-cache default)."""
+    if os.environ.get("VINFER_TUNE_CACHE") is not None:
+        return os.environ["VINFER_TUNE_CACHE"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "vinfer", "tune.txt")
+
+
+def vinfer_worker_cmd(onnx_path, input_npy, *options):
+    """build/bench/bench_worker's command line, loading as `vinfer bench` does."""
+    return [BENCH_WORKER, onnx_path, input_npy, "--tune-cache", tune_cache(), *options]
+
+
+def serve_turns(fn, version):
+    """A peer's side of Worker: "ready VERSION", then for each line N on stdin,
+    N passes' milliseconds on one line (bench_worker's protocol)."""
+    print("ready", version, flush=True)
+    for line in sys.stdin:
+        print(" ".join(f"{t:.4f}" for t in timed_loop(fn, int(line), 0)), flush=True)
+
+
+class Worker:
+    """An engine loaded once in its own process (bench_worker, or a script's
+    serve_turns), running passes when asked, so that engines can take turns."""
+
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        first = self.p.stdout.readline().split()
+        if not first or first[0] != "ready":
+            raise SystemExit("a worker did not start: " + " ".join(cmd))
+        self.version = " ".join(first[1:])
+
+    def passes(self, n):
+        self.p.stdin.write(f"{n}\n")
+        self.p.stdin.flush()
+        ts = [float(t) for t in self.p.stdout.readline().split()]
+        if len(ts) != n:
+            raise SystemExit("a worker stopped: " + " ".join(self.p.args))
+        return ts
+
+    def turn(self, n):
+        """After a pause (the last turn's threads stop spinning), one untimed
+        pass (the last engine evicted the caches), then n timed ones."""
+        time.sleep(0.05)
+        return self.passes(n + 1)[1:]
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
