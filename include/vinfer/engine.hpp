@@ -40,8 +40,10 @@ enum class Precision {
   INT8,  // Cpu: convolutions in 8-bit integers (post-training static quantization): inputs
          // quantized with the ranges of a Calibration (EngineOptions::calibration), weights per
          // output channel, int32 accumulation; on CPUs with int8 dot products (AVX512_VNNI;
-         // cpu_has_int8()). The network's first convolution (fewer than 16 input channels) and
-         // grouped ones stay float32, as does everything that is not a convolution.
+         // cpu_has_int8()). The network's first convolution (the image's few channels) runs in
+         // int8 too, except on AMX (bfloat16 there) or where the calibration has no range for its
+         // input; grouped convolutions and what is neither a convolution nor a fully connected
+         // layer stay float32.
 };
 const char* to_string(Precision p);  // "f32", "bf16", "int8"
 // "f32"/"fp32"/"float32", "bf16"/"bfloat16" or "int8"; throws InvalidArgument otherwise.
