@@ -117,15 +117,17 @@ std::vector<EltwiseStep> eltwise_steps(const PostOp& act) {
 }
 
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args,
-                             bool sum_in_place) {
+                             bool sum_in_place, float sum_scale) {
   dnnl::post_ops ops;
   for (const PostOp& p : n.post_ops) {
     switch (p.kind) {
       case PostOp::Sum: {
         if (sum_in_place && ops.len() == 0 && ctx.write_over(n.outputs[0], form, p.sum_input)) {
-          ops.append_sum(1.f);
+          ops.append_sum(sum_scale);
           break;
         }
+        if (is_int8(form))
+          throw Error(ErrorKind::Internal, "the int8 residual sum of '" + n.label() + "' cannot accumulate in place");
         // Blocks (or channels-last pixels) in either precision are read as they are (oneDNN converts).
         Form f = form;
         auto alike = [&](Form a, Form b) {

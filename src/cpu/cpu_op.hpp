@@ -186,8 +186,10 @@ memory pack_weights(const dnnl::engine& eng, const TensorData& w, const memory::
 // (ResNet50's residual 1x1s on AMX in int8: 0.03-0.06 ms against
 // 0.13-0.41, in bfloat16: 0.08-0.19 against 0.16-0.30; on VNNI without AMX
 // in int8: 0.07-0.18 against 0.11-0.70; float32 blocks gain nothing).
+// An int8 output accumulates in place only (sum_scale: the operand's int8
+// scale over the output's), else Error(Internal).
 dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::vector<std::pair<int, TensorRef>>& binary_args,
-                             bool sum_in_place = false);
+                             bool sum_in_place = false, float sum_scale = 1.f);
 // One oneDNN element-wise step (algorithm, alpha, beta).
 struct EltwiseStep {
   dnnl::algorithm alg;

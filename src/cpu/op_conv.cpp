@@ -872,6 +872,43 @@ bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
   });
 }
 
+// Whether `conv` (ResNet's last convolution of a block whose shortcut is
+// the block's input: a Sum then a ReLU) writes the residual stream in u8,
+// accumulating in place over its operand's u8 form (the one the block's
+// first convolution read), as NNCF-quantized OpenVINO models do: no
+// bfloat16 stream and no quantization of it for the next block. It needs
+// the ranges of both values, no reader of the operand after it, and every
+// reader of its output to be an int8 convolution reading it as its input,
+// or as its residual operand where that one writes the stream too.
+// (Zen 4, ResNet50, the two builds taking turns: batch 32 0.958 of the pass
+// [0.549-0.983], batch 1 0.967 [0.846-0.997]; 5 quantizations of the
+// stream left of 16, 3.6 of the 13 ms per 32 images; logit error on the
+// three photos 1.59e-2 of the largest against 1.54e-2, OpenVINO's 1.70e-2.)
+bool int8_stream(const BuildContext& ctx, const Node& conv) {
+  const Graph& g = ctx.graph();
+  const int y = conv.outputs[0];
+  if (conv.post_ops.size() != 2 || conv.post_ops[0].kind != PostOp::Sum || conv.post_ops[1].kind != PostOp::Relu ||
+      !conv_int8(ctx, conv))
+    return false;
+  const int r = conv.post_ops[0].sum_input;
+  const ActivationRange* rr = ctx.int8_range(r);
+  const ActivationRange* ry = ctx.int8_range(y);
+  if (!rr || !ry || rr->min < 0 || g.is_output(y) || ctx.is_view(y) || g.is_output(r) || ctx.is_view(r) ||
+      g.value(r).shape != g.value(y).shape || r == conv.inputs[0])
+    return false;
+  const auto& nodes = g.nodes;
+  const auto at = static_cast<std::size_t>(ctx.producer(y) - nodes.data());
+  const auto& r_readers = ctx.consumers(r);
+  if (std::any_of(r_readers.begin(), r_readers.end(), [&](int k) { return static_cast<std::size_t>(k) > at; })) return false;
+  const auto& readers = ctx.consumers(y);
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int k) {
+    const Node& n = nodes[static_cast<std::size_t>(k)];
+    if (n.op != "Conv" || std::count(n.inputs.begin() + 1, n.inputs.end(), y) != 0) return false;
+    const bool operand = !n.post_ops.empty() && n.post_ops[0].kind == PostOp::Sum && n.post_ops[0].sum_input == y;
+    return operand ? n.inputs[0] != y && int8_stream(ctx, n) : n.inputs[0] == y && conv_int8(ctx, n);
+  });
+}
+
 // A convolution in int8 (oneDNN's VNNI kernels, channels-last: its only
 // fast int8 layout): the input quantized by its calibrated scale s_in,
 // weights per output channel by s_w (max|w| / 127), int32 accumulation,
@@ -890,9 +927,10 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
   const std::int64_t oc = w.shape[0];
   const bool relu_only = n.post_ops.empty() || (n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Relu);
   const Form src_form = ctx.int8_form(x);
-  const Form dst_form = relu_only && ctx.int8_value(y) ? ctx.int8_form(y)
-                        : int8_residual_bf16(ctx, n)     ? Form::ChannelsLastBf16
-                                                         : Form::ChannelsLast;
+  const bool stream = int8_stream(ctx, n);
+  const Form dst_form = stream || (relu_only && ctx.int8_value(y)) ? ctx.int8_form(y)
+                        : int8_residual_bf16(ctx, n)               ? Form::ChannelsLastBf16
+                                                                   : Form::ChannelsLast;
   const float s_in = ctx.int8_scale(x), s_out = is_int8(dst_form) ? ctx.int8_scale(y) : 1.f;
   std::vector<float> out_scales(static_cast<std::size_t>(oc)), w_scales(static_cast<std::size_t>(oc));
   TensorData bias;
@@ -915,7 +953,8 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
   attr.set_output_scales(1 << 1, out_scales);
-  attr.set_post_ops(make_post_ops(ctx, n, dst_form, extra, true));
+  attr.set_post_ops(
+      make_post_ops(ctx, n, dst_form, extra, true, stream ? ctx.int8_scale(n.post_ops[0].sum_input) / s_out : 1.f));
   const auto pd = dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md, any_w,
                                       bias_md, dst_md, strides, dil, pl, pr),
