@@ -893,13 +893,19 @@ bool int8_stream(const BuildContext& ctx, const Node& conv) {
   const int r = conv.post_ops[0].sum_input;
   const ActivationRange* rr = ctx.int8_range(r);
   const ActivationRange* ry = ctx.int8_range(y);
-  if (!rr || !ry || rr->min < 0 || g.is_output(y) || ctx.is_view(y) || g.is_output(r) || ctx.is_view(r) ||
+  if (!rr || !ry || rr->min < 0 || ry->min < 0 || g.is_output(y) || ctx.is_view(y) || g.is_output(r) || ctx.is_view(r) ||
       g.value(r).shape != g.value(y).shape || r == conv.inputs[0])
     return false;
   const auto& nodes = g.nodes;
   const auto at = static_cast<std::size_t>(ctx.producer(y) - nodes.data());
   const auto& r_readers = ctx.consumers(r);
-  if (std::any_of(r_readers.begin(), r_readers.end(), [&](int k) { return static_cast<std::size_t>(k) > at; })) return false;
+  // (the u8 form to write over: made for an int8 convolution before it)
+  if (std::any_of(r_readers.begin(), r_readers.end(), [&](int k) { return static_cast<std::size_t>(k) > at; }) ||
+      std::none_of(r_readers.begin(), r_readers.end(), [&](int k) {
+        const Node& m = nodes[static_cast<std::size_t>(k)];
+        return static_cast<std::size_t>(k) < at && m.op == "Conv" && m.inputs[0] == r && conv_int8(ctx, m);
+      }))
+    return false;
   const auto& readers = ctx.consumers(y);
   return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int k) {
     const Node& n = nodes[static_cast<std::size_t>(k)];
