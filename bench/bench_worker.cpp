@@ -5,7 +5,7 @@
 // workers answer the same way, so that the engines take turns a few passes
 // at a time and a shared host's slow and fast phases hit them alike.
 //
-//   bench_worker MODEL.onnx INPUT.npy [--threads N] [--tune-cache FILE] [--batch B]
+//   bench_worker MODEL.onnx INPUT.npy [--threads N] [--tune-cache FILE] [--batch B] [--micro-batch M]
 //                [--precision f32|bf16|int8] [--calibration FILE]
 //
 // The model is loaded as `vinfer bench --forward-only` loads it with the
@@ -33,6 +33,7 @@ int main(int argc, char** argv) try {
     if (a == "--threads" && i + 1 < argc) opt.threads = std::atoi(argv[++i]);
     else if (a == "--tune-cache" && i + 1 < argc) opt.tune_cache = argv[++i];
     else if (a == "--batch" && i + 1 < argc) opt.batch = std::atoi(argv[++i]);
+    else if (a == "--micro-batch" && i + 1 < argc) opt.micro_batch = std::atoi(argv[++i]);
     else if (a == "--precision" && i + 1 < argc) opt.precision = vinfer::parse_precision(argv[++i]);
     else if (a == "--calibration" && i + 1 < argc)
       opt.calibration = std::make_shared<const vinfer::Calibration>(vinfer::Calibration::load(argv[++i]));

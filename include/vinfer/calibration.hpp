@@ -17,8 +17,10 @@
 //    "model": "resnet50", "fingerprint": "9f0c...", "images": 32,
 //    "activations": {"<value>": {"min": 0.0, "max": 6.2}, ...},
 //    "weight_scales": {"<Conv node>": [0.0031, ...], ...}}
-// activations: the range of each convolution's input over the images (by
-// the name of the value in the optimized graph); weight_scales: per output
+// activations: the range of each convolution's input, and of each residual
+// operand a convolution adds, over the images (by the name of the value in
+// the optimized graph; a file without the operands' ranges keeps those
+// additions out of int8); weight_scales: per output
 // channel, max|w| / 127 (symmetric). The fingerprint identifies the network
 // (its convolutions' names, shapes and a sample of their weights), so that a
 // file made for another one is refused.

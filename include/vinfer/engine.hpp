@@ -74,8 +74,9 @@ struct EngineOptions {
                            // relative error instead of FP32's ~1e-6)
   Precision precision = Precision::F32;  // see Precision; BF16 or INT8 on a CPU without it is refused at load
   std::shared_ptr<const Calibration> calibration;  // INT8: the ranges (vinfer/calibration.hpp); required
-  bool record_ranges = false;  // Cpu, F32: record the range of every convolution's input over the runs, for
-                               // calibration() (slower; convolutions also keep their input apart)
+  bool record_ranges = false;  // Cpu, F32: record the range of every convolution's input (and residual
+                               // operand) over the runs, for calibration() (slower; convolutions also keep
+                               // their input apart)
   int batch = 0;           // images per run(): the network's batch dimension, where it is symbolic (the
                            // built-in networks; ONNX files exported with a dynamic batch). 0: the network's
                            // own (a symbolic one runs as 1). A fixed batch other than this one is refused.

@@ -149,12 +149,13 @@ class BuildContext {
   // storage is the NHWC tensor's plain one, and back). `source` must exist
   // in `source_form`.
   virtual void alias_form(int value, Form form, int source, Form source_form) = 0;
-  // Declares `value` in `form` written over `source`'s storage in that form
-  // (an accumulation in place), where that is safe: `source` exists in
-  // `form` with the same shape, is not the network's input or output nor a
-  // view, no other value lives in its storage, and the node being built is
-  // its last reader and reads it only so. Returns whether it did.
-  virtual bool write_over(int value, Form form, int source) = 0;
+  // Declares `value` in `form` written over `source`'s storage in
+  // `source_form` (an accumulation in place; the two forms the same size),
+  // where that is safe: `source` exists in `source_form` with the same
+  // shape, is not the network's input or output nor a view, no other value
+  // lives in its storage, and the node being built is its last reader and
+  // reads it only so. Returns whether it did.
+  virtual bool write_over(int value, Form form, int source, Form source_form) = 0;
   virtual void add(std::unique_ptr<CpuOp> op) = 0;
   // The node that writes `value` (null for inputs and constants), and the
   // nodes that read it.

@@ -872,18 +872,22 @@ bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
   });
 }
 
-// Whether `conv` (ResNet's last convolution of a block whose shortcut is
-// the block's input: a Sum then a ReLU) writes the residual stream in u8,
-// accumulating in place over its operand's u8 form (the one the block's
-// first convolution read), as NNCF-quantized OpenVINO models do: no
-// bfloat16 stream and no quantization of it for the next block. It needs
-// the ranges of both values, no reader of the operand after it, and every
-// reader of its output to be an int8 convolution reading it as its input,
-// or as its residual operand where that one writes the stream too.
-// (Zen 4, ResNet50, the two builds taking turns: batch 32 0.958 of the pass
-// [0.549-0.983], batch 1 0.967 [0.846-0.997]; 5 quantizations of the
-// stream left of 16, 3.6 of the 13 ms per 32 images; logit error on the
-// three photos 1.59e-2 of the largest against 1.54e-2, OpenVINO's 1.70e-2.)
+// Whether `conv` (ResNet's last convolution of a block: a Sum then a ReLU)
+// writes the residual stream in u8, accumulating in place over its
+// operand's 8-bit form, as NNCF-quantized OpenVINO models do: no bfloat16
+// stream and no quantization of it for the next block. That form is the u8
+// one the block's first convolution read (an identity shortcut), or the s8
+// or u8 one its producer, an int8 convolution with at most a ReLU that only
+// `conv` reads, writes for it (a projection shortcut: the other branch's
+// last convolution). It needs the ranges of both values, no reader of the
+// operand after it, and every reader of its output to be an int8
+// convolution reading it as its input, or as its residual operand where
+// that one writes the stream too.
+// (Zen 4, ResNet50, the two builds taking turns, identity shortcuts only:
+// batch 32 0.958 of the pass [0.549-0.983], batch 1 0.967 [0.846-0.997];
+// 5 quantizations of the stream left of 16, 3.6 of the 13 ms per 32
+// images; logit error on the three photos 1.59e-2 of the largest against
+// 1.54e-2, OpenVINO's 1.70e-2.)
 bool int8_stream(const BuildContext& ctx, const Node& conv) {
   const Graph& g = ctx.graph();
   const int y = conv.outputs[0];
@@ -893,19 +897,25 @@ bool int8_stream(const BuildContext& ctx, const Node& conv) {
   const int r = conv.post_ops[0].sum_input;
   const ActivationRange* rr = ctx.int8_range(r);
   const ActivationRange* ry = ctx.int8_range(y);
-  if (!rr || !ry || rr->min < 0 || ry->min < 0 || g.is_output(y) || ctx.is_view(y) || g.is_output(r) || ctx.is_view(r) ||
+  if (!rr || !ry || ry->min < 0 || g.is_output(y) || ctx.is_view(y) || g.is_output(r) || ctx.is_view(r) ||
       g.value(r).shape != g.value(y).shape || r == conv.inputs[0])
     return false;
   const auto& nodes = g.nodes;
   const auto at = static_cast<std::size_t>(ctx.producer(y) - nodes.data());
   const auto& r_readers = ctx.consumers(r);
-  // (the u8 form to write over: made for an int8 convolution before it)
-  if (std::any_of(r_readers.begin(), r_readers.end(), [&](int k) { return static_cast<std::size_t>(k) > at; }) ||
-      std::none_of(r_readers.begin(), r_readers.end(), [&](int k) {
+  // (the 8-bit form to write over: its producer's, written for `conv`
+  // alone, or the u8 one made for an int8 convolution that read it before)
+  const Node* made = ctx.producer(r);
+  const bool written = made && made->op == "Conv" && r_readers.size() == 1 && conv_int8(ctx, *made) &&
+                       (made->post_ops.empty() || (made->post_ops.size() == 1 && made->post_ops[0].kind == PostOp::Relu));
+  const bool read_before =
+      rr->min >= 0 &&
+      std::none_of(r_readers.begin(), r_readers.end(), [&](int k) { return static_cast<std::size_t>(k) > at; }) &&
+      std::any_of(r_readers.begin(), r_readers.end(), [&](int k) {
         const Node& m = nodes[static_cast<std::size_t>(k)];
         return static_cast<std::size_t>(k) < at && m.op == "Conv" && m.inputs[0] == r && conv_int8(ctx, m);
-      }))
-    return false;
+      });
+  if (!written && !read_before) return false;
   const auto& readers = ctx.consumers(y);
   return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int k) {
     const Node& n = nodes[static_cast<std::size_t>(k)];
@@ -913,6 +923,16 @@ bool int8_stream(const BuildContext& ctx, const Node& conv) {
     const bool operand = !n.post_ops.empty() && n.post_ops[0].kind == PostOp::Sum && n.post_ops[0].sum_input == y;
     return operand ? n.inputs[0] != y && int8_stream(ctx, n) : n.inputs[0] == y && conv_int8(ctx, n);
   });
+}
+
+// Whether `conv`'s output is the operand that a convolution writing the
+// stream accumulates over in its 8-bit form (int8_stream).
+bool int8_stream_operand(const BuildContext& ctx, const Node& conv) {
+  const auto& readers = ctx.consumers(conv.outputs[0]);
+  if (readers.size() != 1) return false;
+  const Node& n = ctx.graph().nodes[static_cast<std::size_t>(readers[0])];
+  return n.op == "Conv" && !n.post_ops.empty() && n.post_ops[0].kind == PostOp::Sum &&
+         n.post_ops[0].sum_input == conv.outputs[0] && int8_stream(ctx, n);
 }
 
 // A convolution in int8 (oneDNN's VNNI kernels, channels-last: its only
@@ -934,7 +954,7 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
   const bool relu_only = n.post_ops.empty() || (n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Relu);
   const Form src_form = ctx.int8_form(x);
   const bool stream = int8_stream(ctx, n);
-  const Form dst_form = stream || (relu_only && ctx.int8_value(y)) ? ctx.int8_form(y)
+  const Form dst_form = stream || (relu_only && (ctx.int8_value(y) || int8_stream_operand(ctx, n))) ? ctx.int8_form(y)
                         : int8_residual_bf16(ctx, n)               ? Form::ChannelsLastBf16
                                                                    : Form::ChannelsLast;
   const float s_in = ctx.int8_scale(x), s_out = is_int8(dst_form) ? ctx.int8_scale(y) : 1.f;

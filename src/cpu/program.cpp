@@ -161,7 +161,12 @@ class Program final : public BuildContext, public detail::Executor {
         view_ref(n.outputs[0]);
         continue;
       }
-      if (recording_ && ((n.op == "Conv" && conv_int8_candidate(*this, n)) || fc_int8_candidate(*this, n))) observe(n.inputs[0]);
+      if (recording_ && ((n.op == "Conv" && conv_int8_candidate(*this, n)) || fc_int8_candidate(*this, n))) {
+        observe(n.inputs[0]);
+        // (and a residual operand: int8 sums it in place, in its 8-bit form)
+        for (const PostOp& p : n.post_ops)
+          if (p.kind == PostOp::Sum) observe(p.sum_input);
+      }
       current_ = static_cast<int>(k);
       build_node(n);
       for (int v : copies_out_) add_image_copy(output(v, Form::BlockedPacked), view_ref(v), v, "into");
@@ -416,8 +421,8 @@ class Program final : public BuildContext, public detail::Executor {
     journal_.push_back({value, form});
   }
 
-  bool write_over(int value, Form form, int source) override {
-    const auto it = forms_.find({source, form});
+  bool write_over(int value, Form form, int source, Form source_form) override {
+    const auto it = forms_.find({source, source_form});
     if (it == forms_.end() || has_form(value, form) || g_.value(value).shape != g_.value(source).shape ||
         source == in_value_ || g_.is_output(source) || is_view(source) || is_view(value))
       return false;
@@ -432,6 +437,8 @@ class Program final : public BuildContext, public detail::Executor {
         std::any_of(bufs_.begin(), bufs_.end(), [&](const detail::PlanBuffer& b) { return b.alias_of == buffer; }))
       return false;
     TensorRef t = it->second;
+    if (form != source_form) t.md = md_for(g_.value(value).shape, form);
+    if (t.md.get_size() != it->second.md.get_size()) return false;
     t.buffer = new_buffer(static_cast<std::int64_t>(t.md.get_size()), buffer, 0);
     written_over_.insert(t.buffer);
     forms_[{value, form}] = t;

@@ -43,7 +43,7 @@ struct CalibrateCmd {
     if (done == 0) throw Error(ErrorKind::BadInput, "none of the images could be read");
     const Calibration c = model.calibration();
     c.save(out);
-    std::printf("%s: %zu input ranges and %zu weight scale sets (convolutions, fully connected layers) of %s%s, from %zu "
+    std::printf("%s: %zu activation ranges and %zu weight scale sets (convolutions, fully connected layers) of %s%s, from %zu "
                 "image(s), preset %s\n",
                 out.c_str(), c.activations.size(), c.weight_scales.size(), m.model.c_str(),
                 m.zoo.random_weights ? " (seeded random weights)" : "", done, preset_name.c_str());
