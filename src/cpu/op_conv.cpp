@@ -883,11 +883,11 @@ bool int8_residual_bf16(const BuildContext& ctx, const Node& conv) {
 // operand after it, and every reader of its output to be an int8
 // convolution reading it as its input, or as its residual operand where
 // that one writes the stream too.
-// (Zen 4, ResNet50, the two builds taking turns, identity shortcuts only:
-// batch 32 0.958 of the pass [0.549-0.983], batch 1 0.967 [0.846-0.997];
-// 5 quantizations of the stream left of 16, 3.6 of the 13 ms per 32
-// images; logit error on the three photos 1.59e-2 of the largest against
-// 1.54e-2, OpenVINO's 1.70e-2.)
+// (Zen 4, ResNet50, the builds taking turns: identity shortcuts batch 32
+// 0.958 of the pass [0.549-0.983], batch 1 0.967 [0.846-0.997]; projection
+// ones then batch 32 0.981 [0.964-0.998]; 2 quantizations of the stream
+// left of 16, into the last two blocks; logit error on the three photos
+// 1.63e-2 of the largest against 1.54e-2 without either, OpenVINO's 1.70e-2.)
 bool int8_stream(const BuildContext& ctx, const Node& conv) {
   const Graph& g = ctx.graph();
   const int y = conv.outputs[0];
