@@ -125,7 +125,8 @@ dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::v
         // (an int8 output over the operand's 8-bit form: u8 over s8 reads it as s8)
         const Form operand = is_int8(form) ? ctx.int8_form(p.sum_input) : form;
         if (sum_in_place && ops.len() == 0 && ctx.write_over(n.outputs[0], form, p.sum_input, operand)) {
-          ops.append_sum(sum_scale, operand == form ? memory::data_type::undef : md_for(ctx.graph().value(p.sum_input).shape, operand).data_type());
+          const Shape& shape = ctx.graph().value(p.sum_input).shape;
+          ops.append_sum(sum_scale, operand == form ? memory::data_type::undef : md_for(shape, operand).data_type());
           break;
         }
         if (is_int8(form))
