@@ -515,6 +515,38 @@ TEST(Precision, ResidualAddsInPlaceOnlyOverDeadOperands) {
   });
 }
 
+// ResNet's residual stream in int8 through two blocks with a projection
+// shortcut, one whose other branch ends without a ReLU (its output s8) and
+// one with (u8), then an identity block: each block's last convolution
+// accumulates in place over the 8-bit operand, so nothing between the
+// blocks is quantized again (only the network's input is). Against float32.
+TEST(Precision, Int8StreamThroughProjectionBlocks) {
+  Graph g;
+  const int x = g.add_input("x", {2, 32, 10, 10});
+  int seed = 70;
+  auto conv = [&](int in, std::int64_t c, std::int64_t out) {
+    TensorData w = test::random_tensor({out, c, 1, 1}, static_cast<unsigned>(seed++));
+    for (float& v : w.f) v /= std::sqrt(static_cast<float>(c));
+    return g.add_node("Conv", {in, g.add_constant("w" + std::to_string(seed), w)})[0];
+  };
+  auto relu = [&](int v) { return g.add_node("Relu", {v})[0]; };
+  const int a = relu(conv(x, 32, 32));
+  const int s8_branch = conv(relu(conv(a, 32, 32)), 32, 64);
+  const int s1 = relu(g.add_node("Add", {s8_branch, conv(a, 32, 64)})[0]);
+  const int u8_branch = relu(conv(relu(conv(s1, 64, 32)), 32, 48));
+  const int s2 = relu(g.add_node("Add", {u8_branch, conv(s1, 64, 48)})[0]);
+  const int s3 = relu(g.add_node("Add", {conv(relu(conv(s2, 48, 32)), 32, 48), s2})[0]);
+  g.mark_output(g.add_node("GlobalAveragePool", {conv(s3, 48, 16)})[0]);
+  each_precision_near_f32(g, test::random_tensor({2, 32, 10, 10}, 79, -1.f, 1.f), 2, [](Precision p, const Model& low) {
+    if (p != Precision::INT8) return;
+    std::vector<std::string> quantized;
+    for (const auto& [node, impl] : low.info().kernels)
+      if (node.rfind("to channels-last u8", 0) == 0 || node.rfind("to channels-last s8", 0) == 0) quantized.push_back(node);
+    ASSERT_EQ(quantized.size(), 1u) << (quantized.empty() ? "" : quantized.back());
+    EXPECT_EQ(quantized[0], "to channels-last s8 'x'");
+  });
+}
+
 // DenseNet's pre-activation (BatchNorm + ReLU on a tensor only a 1x1
 // reads) writes the 1x1's reduced-precision input itself, channels-last on
 // AMX and in int8: at batch 2, with 40 channels (a partial last block),
