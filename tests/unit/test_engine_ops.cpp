@@ -1767,6 +1767,47 @@ TEST(Engine, RunImageMatchesPreprocessThenRun) {
   }
 }
 
+// The network's input is read where the caller holds it (oneDNN's kernels
+// read it, none writes it): each run follows the pointer it is given, at
+// any alignment, and leaves the caller's floats as they were. Where a
+// kernel of vinfer's own reads it (here the range op of record_ranges) it
+// is copied into the arena instead, with the same results.
+TEST(Engine, InputReadWhereTheCallerHoldsIt) {
+  const Graph g = conv_graph({2, 8, 12, 12}, 16, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, true, 31);
+  EngineOptions ref_opt;
+  ref_opt.backend = Backend::Reference;
+  Model ref = Model::from_graph(g, "test", ref_opt);
+  EngineOptions opt;
+  opt.threads = 2;
+  Model direct = Model::from_graph(g, "test", opt);
+  opt.record_ranges = true;
+  Model copied = Model::from_graph(g, "test", opt);
+  auto says = [](const Model& m, const std::string& line) {
+    const auto& p = m.info().passes;
+    return std::find(p.begin(), p.end(), line) != p.end();
+  };
+  EXPECT_TRUE(says(direct, "input: read where the caller holds it (1 kernel argument(s))"));
+  EXPECT_TRUE(says(copied, "input: copied into the arena each run"));
+  const TensorData x1 = test::random_tensor(ref.input_shape(), 32), x2 = test::random_tensor(ref.input_shape(), 33);
+  std::vector<float> want1(ref.output_size()), want2(ref.output_size());
+  ref.run(x1.f.data(), want1.data());
+  ref.run(x2.f.data(), want2.data());
+  // x1 again, one float off the vector's alignment
+  std::vector<float> shifted(x1.f.size() + 1);
+  std::copy(x1.f.begin(), x1.f.end(), shifted.begin() + 1);
+  for (Model* m : {&direct, &copied}) {
+    std::vector<float> y(m->output_size(), NAN);
+    m->run(x1.f.data(), y.data());
+    EXPECT_LT(rel_diff(want1, y), 1e-5);
+    m->run(x2.f.data(), y.data());
+    EXPECT_LT(rel_diff(want2, y), 1e-5) << "the second input, at another address";
+    m->run(shifted.data() + 1, y.data());
+    EXPECT_LT(rel_diff(want1, y), 1e-5) << "the first input, unaligned";
+  }
+  EXPECT_TRUE(std::equal(x1.f.begin(), x1.f.end(), shifted.begin() + 1));
+  EXPECT_EQ(x2.f, test::random_tensor(ref.input_shape(), 33).f);
+}
+
 TEST(EngineOps, Pools) {
   struct Case {
     const char* op;
