@@ -514,18 +514,18 @@ class Program final : public BuildContext, public detail::Executor {
     return static_cast<int>(bufs_.size()) - 1;
   }
 
-  // (An empty tensor's pointer may be null, which memcpy must not get even for 0 bytes.)
   // The network's input is read where the caller holds it, not copied into
-  // the arena, where only oneDNN primitives read it, and none writes it
-  // (a 224x224 network's 19 MB at batch 32: a one-thread copy took 1.2-1.6 ms on a Zen 4, ~0.5 % of ResNet50's int8 pass): each run
-  // points their arguments at it. Else run() copies it.
+  // the arena, where only oneDNN primitives read it, and none writes it (a
+  // 224x224 network's 19 MB at batch 32: a one-thread copy took 1.2-1.6 ms
+  // on a Zen 4, ~0.5 % of ResNet50's int8 pass): each run points their
+  // arguments at it. Else run() copies it.
   void plan_input(ModelInfo& info) {
     in_place_.clear();
     bool in_place = std::none_of(bufs_.begin(), bufs_.end(), [&](const detail::PlanBuffer& b) { return b.alias_of == in_ref_.buffer; });
     for (std::size_t k = 0; k < ops_.size() && in_place; ++k)
       for (const auto& [arg, t] : ops_[k]->acts) {
         if (t.buffer != in_ref_.buffer) continue;
-        in_place = typeid(*ops_[k]) == typeid(PrimitiveOp) && arg != DNNL_ARG_DST;
+        in_place = in_place && typeid(*ops_[k]) == typeid(PrimitiveOp) && arg != DNNL_ARG_DST;
         in_place_.emplace_back(k, arg);
       }
     if (!in_place) in_place_.clear();
@@ -533,6 +533,7 @@ class Program final : public BuildContext, public detail::Executor {
                                             : "input: read where the caller holds it (" + std::to_string(in_place_.size()) +
                                                   " kernel argument(s))");
   }
+  // (An empty tensor's pointer may be null, which memcpy must not get even for 0 bytes.)
   void copy_in(const float* input) {
     if (in_ref_.md.get_size() == 0) return;
     if (in_place_.empty()) {
