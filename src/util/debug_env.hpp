@@ -29,6 +29,7 @@ enum class DebugVar {
   Amx,                // VINFER_AMX=0: oneDNN held below AMX, as on a CPU without it (src/cpu/program.cpp)
   Png,                // VINFER_PNG=spng: every PNG through libspng alone (src/image/decode_png.cpp)
   GroupConv,          // VINFER_GROUP_CONV=onednn: narrow-group convolutions on oneDNN (channels-last)
+  WinogradInt8,       // VINFER_WINOGRAD_INT8=0: int8 3x3s on oneDNN's direct kernels, not vinfer's Winograd
 };
 
 // The variable's value, or nullptr when unset. Read at each call (cheap, and

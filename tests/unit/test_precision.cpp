@@ -547,6 +547,44 @@ TEST(Precision, Int8StreamThroughProjectionBlocks) {
   });
 }
 
+// 3x3s in int8 on a 16x16 map: vinfer's Winograd (winograd_u8.hpp) runs
+// the wide ones where the CPU has AVX-512 VNNI (64 -> 128, its output in
+// u8; 128 -> 128, in float32 for the pool), not the 64 -> 64 (its
+// transforms would cost more than they save) nor the first (s8 input);
+// with VINFER_WINOGRAD_INT8=0 none. Both near float32 at batch 2.
+TEST(Precision, Int8WinogradOnWideLayers) {
+  Graph g;
+  const int x = g.add_input("x", {2, 32, 16, 16});
+  int seed = 80;
+  auto conv = [&](int in, std::int64_t c, std::int64_t out) {
+    TensorData w = test::random_tensor({out, c, 3, 3}, static_cast<unsigned>(seed++));
+    for (float& v : w.f) v /= std::sqrt(9.f * static_cast<float>(c));
+    const int b = g.add_constant("b" + std::to_string(seed), test::random_tensor({out}, static_cast<unsigned>(seed++), -0.1f, 0.3f));
+    const int y = g.add_node("Conv", {in, g.add_constant("w" + std::to_string(seed), w), b},
+                             {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
+    return g.add_node("Relu", {y})[0];
+  };
+  const int y = conv(conv(conv(conv(x, 32, 64), 64, 64), 64, 128), 128, 128);
+  g.mark_output(g.add_node("GlobalAveragePool", {g.add_node("MaxPool", {y}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
+                                                                             {"strides", std::vector<std::int64_t>{2, 2}}})[0]})[0]);
+  for (const char* setting : {"", "0"}) {
+    if (*setting) ::setenv("VINFER_WINOGRAD_INT8", setting, 1);
+    each_precision_near_f32(g, test::random_tensor({2, 32, 16, 16}, 89, -1.f, 1.f), 2, [&](Precision p, const Model& low) {
+      if (p != Precision::INT8) return;
+      std::vector<std::string> convs;
+      for (const auto& [node, impl] : low.info().kernels)
+        if (node.rfind("Conv", 0) == 0) convs.push_back(impl);
+      ASSERT_EQ(convs.size(), 4u);
+      const bool wino = !*setting && detail::cpu_features().avx512_vnni;
+      for (std::size_t i = 0; i < convs.size(); ++i) {
+        EXPECT_TRUE(int8_kernel(convs[i])) << i << ": " << convs[i];
+        EXPECT_EQ(convs[i] == "vinfer:wino_f23_u8_avx512_vnni", wino && i >= 2) << i << ": " << convs[i] << ", setting '" << setting << "'";
+      }
+    });
+    if (*setting) ::unsetenv("VINFER_WINOGRAD_INT8");
+  }
+}
+
 // DenseNet's pre-activation (BatchNorm + ReLU on a tensor only a 1x1
 // reads) writes the 1x1's reduced-precision input itself, channels-last on
 // AMX and in int8: at batch 2, with 40 channels (a partial last block),
