@@ -964,17 +964,18 @@ bool int8_stream_operand(const BuildContext& ctx, const Node& conv) {
 // Whether vinfer's int8 Winograd (winograd_u8.hpp) runs the convolution:
 // a 3x3 of stride 1 and padding 1 on maps of 14x14 or more, u8 input,
 // at most a ReLU after it, written in u8 or float32, channels multiples
-// of 32, on a CPU with AVX-512 VNNI. Its transforms' work per tile grows
-// with ic + oc, the multiplications it saves with ic x oc: where
-// ic x oc <= 32 (ic + oc) (64 -> 64, 128 -> 32) oneDNN's direct kernel
-// stays faster. (Zen 4, batch 1, `vinfer profile`: VGG19's 3x3s 4.1 against
+// of 32, on a CPU with AVX-512 VNNI but not AMX (whose int8 tiles run
+// oneDNN's direct kernels at several times VNNI's rate). Its transforms'
+// work per tile grows with ic + oc, the multiplications it saves with
+// ic x oc: where ic x oc <= 32 (ic + oc) (64 -> 64, 128 -> 32) oneDNN's
+// direct kernel stays faster. (Zen 4, batch 1, `vinfer profile`: VGG19's 3x3s 4.1 against
 // 5.2 ms at 64 -> 64 on 224x224, 2.2 against 1.9 at 64 -> 128, 4.0
 // against 2.4 at 256 -> 256 on 56x56, 3.9 against 2.2 at 512 -> 512 on
 // 28x28; ResNet50's 0.26 against 0.19 at 128 -> 128, 0.28 against 0.30
 // at 64 -> 64; DenseNet121's 128 -> 32 1.56 against 1.86 in its first block.)
 bool int8_winograd_geometry(const detail::WindowParams& p, const Shape& xs, const TensorData& w,
                             Form src_form, Form dst_form, bool relu_only, WinogradU8Geometry& geo) {
-  if (detail::debug_env_is(detail::DebugVar::WinogradInt8, "0") || !relu_only || src_form != Form::ChannelsLastU8 ||
+  if (detail::debug_env_is(detail::DebugVar::WinogradInt8, "0") || amx_bf16() || !relu_only || src_form != Form::ChannelsLastU8 ||
       (dst_form != Form::ChannelsLastU8 && dst_form != Form::ChannelsLast))
     return false;
   const std::vector<std::int64_t> one{1, 1}, pad{1, 1};

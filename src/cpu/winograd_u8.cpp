@@ -50,39 +50,48 @@ WinogradU8::WinogradU8(const WinogradU8Geometry& g, const float* weights, const 
 
   const int IC = g.ic, OC = g.oc, panels = OC / 32;
   static const float G[4][3] = {{1, 0, 0}, {.5f, .5f, .5f}, {.5f, -.5f, .5f}, {0, 0, 1}};
-  // U[p][k][o] in float, then each (position, column) scaled to +-127.
-  std::vector<float> uf(static_cast<std::size_t>(16) * IC * OC);
-  for (int o = 0; o < OC; ++o)
-    for (int k = 0; k < IC; ++k) {
-      const float* w = weights + (static_cast<std::size_t>(o) * IC + k) * 9;
-      float gw[4][3];  // G g
-      for (int i = 0; i < 4; ++i)
-        for (int b = 0; b < 3; ++b) gw[i][b] = G[i][0] * w[b] + G[i][1] * w[3 + b] + G[i][2] * w[6 + b];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          uf[(static_cast<std::size_t>(i * 4 + j) * IC + k) * OC + o] = gw[i][0] * G[j][0] + gw[i][1] * G[j][1] + gw[i][2] * G[j][2];
-    }
   su_.assign(static_cast<std::size_t>(16) * OC, 1.f);
   neg_comp_.assign(static_cast<std::size_t>(16) * OC, 0);
   u_bytes_ = static_cast<std::size_t>(16) * IC * OC;
   u_ = aligned_block(u_bytes_);
   auto* u = static_cast<std::int8_t*>(u_.get());
-  for (int q = 0; q < 16; ++q)
+  // Output channel by output channel (on the load's threads: VGG19's 3x3s
+  // are 35 M transformed weights): its U[p][k] in float, then each
+  // position's column scaled to +-127.
+#pragma omp parallel
+  {
+    std::vector<float> uf(static_cast<std::size_t>(16) * IC);
+    std::vector<std::int8_t> q8(static_cast<std::size_t>(IC));
+#pragma omp for schedule(static)
     for (int o = 0; o < OC; ++o) {
-      float largest = 0;
-      for (int k = 0; k < IC; ++k) largest = std::max(largest, std::fabs(uf[(static_cast<std::size_t>(q) * IC + k) * OC + o]));
-      const float s = largest > 0 ? largest / 127.f : 1.f;
-      su_[static_cast<std::size_t>(q) * OC + o] = s;
-      std::int32_t sum = 0;
       for (int k = 0; k < IC; ++k) {
-        const float v = uf[(static_cast<std::size_t>(q) * IC + k) * OC + o] / s;
-        const auto i8 = static_cast<std::int8_t>(std::clamp(std::nearbyint(v), -127.f, 127.f));
-        sum += i8;
-        // [q][panel][k / 4][32][4]
-        u[((static_cast<std::size_t>(q) * panels + o / 32) * (IC / 4) + k / 4) * 128 + (o % 32) * 4 + k % 4] = i8;
+        const float* w = weights + (static_cast<std::size_t>(o) * IC + k) * 9;
+        float gw[4][3];  // G g
+        for (int i = 0; i < 4; ++i)
+          for (int b = 0; b < 3; ++b) gw[i][b] = G[i][0] * w[b] + G[i][1] * w[3 + b] + G[i][2] * w[6 + b];
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j)
+            uf[static_cast<std::size_t>(i * 4 + j) * IC + k] = gw[i][0] * G[j][0] + gw[i][1] * G[j][1] + gw[i][2] * G[j][2];
       }
-      neg_comp_[static_cast<std::size_t>(q) * OC + o] = -128 * sum;
+      for (int q = 0; q < 16; ++q) {
+        const float* col = uf.data() + static_cast<std::size_t>(q) * IC;
+        float largest = 0;
+        for (int k = 0; k < IC; ++k) largest = std::max(largest, std::fabs(col[k]));
+        const float s = largest > 0 ? largest / 127.f : 1.f, inv = 1.f / s;
+        su_[static_cast<std::size_t>(q) * OC + o] = s;
+        std::int32_t sum = 0;
+        for (int k = 0; k < IC; ++k) {
+          const float v = std::clamp(col[k] * inv, -127.f, 127.f);  // (rounded half away from zero, branch-free)
+          q8[static_cast<std::size_t>(k)] = static_cast<std::int8_t>(static_cast<int>(v + std::copysign(0.5f, v)));
+          sum += q8[static_cast<std::size_t>(k)];
+        }
+        // [q][panel][k / 4][32][4]
+        std::int8_t* at = u + (static_cast<std::size_t>(q) * panels + o / 32) * IC * 32 + (o % 32) * 4;
+        for (int k = 0; k < IC; k += 4) std::memcpy(at + k * 32, q8.data() + k, 4);
+        neg_comp_[static_cast<std::size_t>(q) * OC + o] = -128 * sum;
+      }
     }
+  }
   bias_.assign(static_cast<std::size_t>(OC), 0.f);
   if (bias) std::copy(bias, bias + OC, bias_.begin());
   p.u = u;
