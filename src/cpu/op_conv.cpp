@@ -968,11 +968,12 @@ bool int8_stream_operand(const BuildContext& ctx, const Node& conv) {
 // oneDNN's direct kernels at several times VNNI's rate). Its transforms'
 // work per tile grows with ic + oc, the multiplications it saves with
 // ic x oc: where ic x oc <= 32 (ic + oc) (64 -> 64, 128 -> 32) oneDNN's
-// direct kernel stays faster. (Zen 4, batch 1, `vinfer profile`: VGG19's 3x3s 4.1 against
-// 5.2 ms at 64 -> 64 on 224x224, 2.2 against 1.9 at 64 -> 128, 4.0
-// against 2.4 at 256 -> 256 on 56x56, 3.9 against 2.2 at 512 -> 512 on
-// 28x28; ResNet50's 0.26 against 0.19 at 128 -> 128, 0.28 against 0.30
-// at 64 -> 64; DenseNet121's 128 -> 32 1.56 against 1.86 in its first block.)
+// direct kernel stays faster. (Zen 4, batch 1, `vinfer profile`, oneDNN's
+// against this: VGG19's 3x3s 4.1 against 5.2 ms at 64 -> 64 on 224x224,
+// 2.2 against 1.9 at 64 -> 128, 4.0 against 2.4 at 256 -> 256 on 56x56,
+// 3.9 against 2.2 at 512 -> 512 on 28x28; ResNet50's 0.26 against 0.19
+// at 128 -> 128, 0.28 against 0.30 at 64 -> 64; DenseNet121's 128 -> 32
+// 1.56 against 1.86 ms in its first block.)
 bool int8_winograd_geometry(const detail::WindowParams& p, const Shape& xs, const TensorData& w,
                             Form src_form, Form dst_form, bool relu_only, WinogradU8Geometry& geo) {
   if (detail::debug_env_is(detail::DebugVar::WinogradInt8, "0") || amx_bf16() || !relu_only || src_form != Form::ChannelsLastU8 ||
@@ -995,7 +996,8 @@ bool int8_winograd_geometry(const detail::WindowParams& p, const Shape& xs, cons
 // in int8 too (scaled by its own s_out) where only int8 convolutions read
 // it and the epilogue is at most a ReLU (one that commutes with the scale),
 // else in float32 channels-last; where it is part of a concatenation, it
-// is then converted into its place.
+// is then converted into its place. Wide 3x3s run vinfer's int8 Winograd
+// instead (int8_winograd_geometry), in the same forms.
 void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParams& p, const TensorData& w, const TensorData* b) {
   const Graph& g = ctx.graph();
   const int x = n.inputs[0], y = n.outputs[0];
@@ -1010,6 +1012,20 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
                         : int8_residual_bf16(ctx, n)               ? Form::ChannelsLastBf16
                                                                    : Form::ChannelsLast;
   const float s_in = ctx.int8_scale(x), s_out = is_int8(dst_form) ? ctx.int8_scale(y) : 1.f;
+  if (WinogradU8Geometry geo; int8_winograd_geometry(p, xs, w, src_form, dst_form, relu_only, geo)) {
+    auto op = std::make_unique<WinogradU8Op>(
+        std::make_unique<WinogradU8>(geo, w.f.data(), b ? b->f.data() : nullptr, s_in, is_int8(dst_form) ? s_out : 0.f,
+                                     !n.post_ops.empty()),
+        omp_get_max_threads(), xs[0]);
+    op->acts[DNNL_ARG_SRC] = ctx.input(x, src_form);
+    op->acts[DNNL_ARG_DST] = ctx.output(y, dst_form);
+    op->name = n.label();
+    op->impl = "vinfer:wino_f23_u8_avx512_vnni";
+    op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / oc);
+    ctx.add(std::move(op));
+    if (dst_form == Form::ChannelsLast && ctx.is_view(y)) channels_last_into_view(ctx, y);
+    return;
+  }
   std::vector<float> out_scales(static_cast<std::size_t>(oc)), w_scales(static_cast<std::size_t>(oc));
   TensorData bias;
   bias.shape = {oc};
@@ -1027,20 +1043,6 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
       pr(p.pads_end.begin(), p.pads_end.end());
   for (std::int64_t d : p.dilations) dil.push_back(d - 1);
 
-  if (WinogradU8Geometry geo; int8_winograd_geometry(p, xs, w, src_form, dst_form, relu_only, geo)) {
-    auto op = std::make_unique<WinogradU8Op>(
-        std::make_unique<WinogradU8>(geo, w.f.data(), b ? b->f.data() : nullptr, s_in, is_int8(dst_form) ? s_out : 0.f,
-                                     !n.post_ops.empty()),
-        omp_get_max_threads(), xs[0]);
-    op->acts[DNNL_ARG_SRC] = ctx.input(x, src_form);
-    op->acts[DNNL_ARG_DST] = ctx.output(y, dst_form);
-    op->name = n.label();
-    op->impl = "vinfer:wino_f23_u8_avx512_vnni";
-    op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w.numel() / oc);
-    ctx.add(std::move(op));
-    if (dst_form == Form::ChannelsLast && ctx.is_view(y)) channels_last_into_view(ctx, y);
-    return;
-  }
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
