@@ -2,7 +2,8 @@
 // Winograd F(4,3) (and F(2,3) on 14x14 and 7x7 maps: *_f23) beside oneDNN's
 // Winograd (F(2,3), AVX-512 only in 2.6) and its direct convolution, on the
 // same blocked tensors; its 1x1 kernel, stride-2 3x3s and narrow-group
-// convolutions beside oneDNN's; /threads/cold.
+// convolutions beside oneDNN's; in int8, its Winograd F(2,3) beside
+// oneDNN's direct kernel; /threads/cold.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <omp.h>
@@ -14,6 +15,7 @@
 #include "cpu/conv1x1.hpp"
 #include "cpu/group_conv.hpp"
 #include "cpu/winograd.hpp"
+#include "cpu/winograd_u8.hpp"
 
 namespace {
 
@@ -192,6 +194,62 @@ SHAPES(REGISTER)
   BENCHMARK_CAPTURE(BM_WinogradVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES_F23(REGISTER_F23)
 SHAPES_1X1(REGISTER_1X1)
+
+// int8 3x3s of stride 1 (u8 channels-last in and out, bias, ReLU): vinfer's
+// int8 Winograd F(2,3) (AVX-512 VNNI) beside oneDNN's direct int8 kernel
+// (brgconv on VNNI), on the shapes the engine gives the former (VGG19's and
+// ResNet50's, 128 channels or more on both sides) and three it leaves to
+// oneDNN (VGG19's 64 -> 64 and 64 -> 128, DenseNet's 128 -> 32).
+void BM_Int8WinogradVinfer(benchmark::State& st, Shape3x3 s) {
+  const int threads = static_cast<int>(st.range(0));
+  omp_set_num_threads(threads);
+  vinfer::cpu::WinogradU8Geometry g;
+  g.ic = s.ic, g.oc = s.oc, g.h = g.w = s.hw;
+  if (!vinfer::cpu::WinogradU8::supports(g)) return st.SkipWithError("no AVX-512 VNNI here");
+  const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic * 9, 0.1f), b = random_values(s.oc, 0.1f);
+  std::vector<std::uint8_t> x(static_cast<std::size_t>(s.ic) * s.hw * s.hw), y(static_cast<std::size_t>(s.oc) * s.hw * s.hw);
+  std::mt19937 rng(7);
+  for (std::uint8_t& v : x) v = static_cast<std::uint8_t>(rng() % 64);
+  const vinfer::cpu::WinogradU8 k(g, w.data(), b.data(), 0.02f, 0.05f, true);
+  const vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data(), scratch.get(), threads, 1);
+  }
+  st.counters["GOP/s"] = benchmark::Counter(2.0 * 9 * s.ic * s.oc * s.hw * s.hw, benchmark::Counter::kIsIterationInvariantRate,
+                                            benchmark::Counter::kIs1000);
+}
+void BM_Int8OneDnn(benchmark::State& st, Shape3x3 s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  using tag = dnnl::memory::format_tag;
+  using dt = dnnl::memory::data_type;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, dt::u8, tag::nhwc), dst({1, s.oc, s.hw, s.hw}, dt::u8, tag::nhwc),
+      wany({s.oc, s.ic, 3, 3}, dt::s8, tag::any), bias({s.oc}, dt::f32, tag::a);
+  dnnl::post_ops po;
+  po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  dnnl::primitive_attr attr;
+  attr.set_output_scales(1 << 1, std::vector<float>(static_cast<std::size_t>(s.oc), 0.01f));
+  attr.set_post_ops(po);
+  const dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wany,
+                                      bias, dst, {1, 1}, {1, 1}, {1, 1}),
+      attr, eng);
+  time_onednn(st, eng, pd, 0.1f, 2.0 * 9 * s.ic * s.oc * s.hw * s.hw);
+}
+#define SHAPES_INT8(X)             \
+  X(int8_vgg_224, {64, 64, 224})   \
+  X(int8_vgg_112, {64, 128, 112})  \
+  X(int8_vgg_56, {256, 256, 56})   \
+  X(int8_vgg_28, {512, 512, 28})   \
+  X(int8_vgg_14, {512, 512, 14})   \
+  X(int8_resnet_28, {128, 128, 28}) \
+  X(int8_resnet_14, {256, 256, 14}) \
+  X(int8_densenet_56, {128, 32, 56})
+#define REGISTER_INT8(name, ...)                                                                                    \
+  BENCHMARK_CAPTURE(BM_Int8WinogradVinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_Int8OneDnn, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_INT8(REGISTER_INT8)
 
 // ResNet's stride-2 3x3s (layer2/3/4's first; the input's side): vinfer's
 // stride-2 Winograd, its 3x3 windows as a GEMM on the 1x1 kernel

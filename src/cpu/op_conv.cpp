@@ -967,13 +967,13 @@ bool int8_stream_operand(const BuildContext& ctx, const Node& conv) {
 // of 32, on a CPU with AVX-512 VNNI but not AMX (whose int8 tiles run
 // oneDNN's direct kernels at several times VNNI's rate). Its transforms'
 // work per tile grows with ic + oc, the multiplications it saves with
-// ic x oc: where ic x oc <= 32 (ic + oc) (64 -> 64, 128 -> 32) oneDNN's
-// direct kernel stays faster. (Zen 4, batch 1, `vinfer profile`, oneDNN's
-// against this: VGG19's 3x3s 4.1 against 5.2 ms at 64 -> 64 on 224x224,
-// 2.2 against 1.9 at 64 -> 128, 4.0 against 2.4 at 256 -> 256 on 56x56,
-// 3.9 against 2.2 at 512 -> 512 on 28x28; ResNet50's 0.26 against 0.19
-// at 128 -> 128, 0.28 against 0.30 at 64 -> 64; DenseNet121's 128 -> 32
-// 1.56 against 1.86 ms in its first block.)
+// ic x oc: with fewer than 128 channels on either side (64 -> 64, 64 ->
+// 128, 128 -> 32) oneDNN's direct kernel stays as fast or faster.
+// (Zen 4, 2 threads, bench/bench_conv's Int8 pairs, oneDNN's against
+// this: 64 -> 64 on 224x224 4.4 against 4.7 ms, 64 -> 128 on 112x112 2.2
+// against 2.4, 128 -> 32 on 56x56 0.26 against 0.26; 128 -> 128 on 28x28
+// 0.28 against 0.19, 256 -> 256 on 56x56 4.1 against 2.4, 512 -> 512 on
+// 28x28 4.0 against 2.4, on 14x14 0.99 against 0.56.)
 bool int8_winograd_geometry(const detail::WindowParams& p, const Shape& xs, const TensorData& w,
                             Form src_form, Form dst_form, bool relu_only, WinogradU8Geometry& geo) {
   if (detail::debug_env_is(detail::DebugVar::WinogradInt8, "0") || amx_bf16() || !relu_only || src_form != Form::ChannelsLastU8 ||
@@ -981,7 +981,7 @@ bool int8_winograd_geometry(const detail::WindowParams& p, const Shape& xs, cons
     return false;
   const std::vector<std::int64_t> one{1, 1}, pad{1, 1};
   if (w.shape[2] != 3 || w.shape[3] != 3 || p.strides != one || p.dilations != one || p.pads_begin != pad ||
-      p.pads_end != pad || xs[2] * xs[3] < 14 * 14 || xs[1] * w.shape[0] <= 32 * (xs[1] + w.shape[0]))
+      p.pads_end != pad || xs[2] * xs[3] < 14 * 14 || std::min(xs[1], w.shape[0]) < 128)
     return false;
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]);
   geo.h = static_cast<int>(xs[2]), geo.w = static_cast<int>(xs[3]);

@@ -548,10 +548,11 @@ TEST(Precision, Int8StreamThroughProjectionBlocks) {
 }
 
 // 3x3s in int8 on a 16x16 map: vinfer's Winograd (winograd_u8.hpp) runs
-// the wide ones where the CPU has AVX-512 VNNI and oneDNN no AMX (64 -> 128, its output in
-// u8; 128 -> 128, in float32 for the pool), not the 64 -> 64 (its
-// transforms would cost more than they save) nor the first (s8 input);
-// with VINFER_WINOGRAD_INT8=0 none. Both near float32 at batch 2.
+// the wide ones where the CPU has AVX-512 VNNI and oneDNN no AMX (128 ->
+// 128, its output in u8; 128 -> 128 again, in float32 for the pool), not
+// 64 -> 128 (its transforms would cost more than they save) nor the first
+// (s8 input); with VINFER_WINOGRAD_INT8=0 none. Both near float32 at
+// batch 2.
 TEST(Precision, Int8WinogradOnWideLayers) {
   Graph g;
   const int x = g.add_input("x", {2, 32, 16, 16});
@@ -564,7 +565,7 @@ TEST(Precision, Int8WinogradOnWideLayers) {
                              {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
     return g.add_node("Relu", {y})[0];
   };
-  const int y = conv(conv(conv(conv(x, 32, 64), 64, 64), 64, 128), 128, 128);
+  const int y = conv(conv(conv(conv(x, 32, 64), 64, 128), 128, 128), 128, 128);
   g.mark_output(g.add_node("GlobalAveragePool", {g.add_node("MaxPool", {y}, {{"kernel_shape", std::vector<std::int64_t>{2, 2}},
                                                                              {"strides", std::vector<std::int64_t>{2, 2}}})[0]})[0]);
   for (const char* setting : {"", "0"}) {
