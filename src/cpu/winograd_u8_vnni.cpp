@@ -31,8 +31,8 @@ struct Scratch {
 };
 
 // The largest of each of 16 vectors of 16-bit values (< 2^15) into
-// out[16]: interleaved maxima, level by level (48 instructions where one
-// reduction per vector took about 190).
+// out[16]: interleaved maxima, level by level (48 instructions; one
+// reduction per vector would take about 190).
 void largest_of_16(const __m512i m[16], int out[16]) {
   __m512i a[8], b[4], c[2];
   for (int i = 0; i < 8; ++i)  // word k of a 128-bit lane: position 2i + (k & 1)
