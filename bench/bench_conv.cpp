@@ -10,6 +10,7 @@
 
 #include <dnnl.hpp>
 #include <random>
+#include <limits>
 #include <vector>
 
 #include "cpu/conv1x1.hpp"
@@ -344,6 +345,75 @@ void BM_GroupConvOneDnn(benchmark::State& st, ShapeGroups s) {
   BENCHMARK_CAPTURE(BM_GroupConvVinfer, name, ShapeGroups __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_GroupConvOneDnn, name, ShapeGroups __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES_GROUPS(REGISTER_GROUPS)
+
+// Depthwise convolutions (one channel per group, blocked in and out): the
+// narrow-group kernel with one channel per group against oneDNN's jit_dw,
+// each with the network's function (ReLU, or SiLU: EfficientNet's).
+struct ShapeDepthwise {
+  int c, hw, stride, k;
+  bool silu;
+  int out() const { return (hw + 2 * (k / 2) - k) / stride + 1; }
+  double flops() const { return 2.0 * k * k * c * out() * out(); }
+};
+
+void BM_DepthwiseVinfer(benchmark::State& st, ShapeDepthwise s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  vinfer::cpu::GroupConvGeometry g;
+  g.c = s.c, g.gw = 1, g.h = g.w = s.hw, g.oh = g.ow = s.out(), g.k = s.k, g.stride = s.stride, g.pad_t = g.pad_l = s.k / 2;
+  g.block = block();
+  if (!vinfer::cpu::GroupConv::supports(g)) return st.SkipWithError("no kernel for this CPU");
+  const auto w = random_values(static_cast<std::size_t>(s.c) * s.k * s.k, 0.3f), b = random_values(s.c, 0.1f);
+  const auto x = random_values(static_cast<std::size_t>(g.blocks()) * g.block * s.hw * s.hw, 1.f);
+  std::vector<float> y(static_cast<std::size_t>(g.blocks()) * g.block * g.oh * g.ow);
+  const float inf = std::numeric_limits<float>::infinity();
+  vinfer::cpu::GroupConv k(g, w.data(), b.data(), s.silu ? -inf : 0.f, inf,
+                           s.silu ? vinfer::cpu::OutAct::Swish : vinfer::cpu::OutAct::Clamp);
+  const int threads = static_cast<int>(st.range(0));
+  vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
+  for (auto _ : st) {
+    evict_caches(st);
+    k.run(x.data(), y.data(), scratch.get(), threads);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(s.flops(), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void BM_DepthwiseOneDnn(benchmark::State& st, ShapeDepthwise s) {
+  omp_set_num_threads(static_cast<int>(st.range(0)));
+  using tag = dnnl::memory::format_tag;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  const tag blocked = block() == 16 ? tag::nChw16c : tag::nChw8c;
+  const auto f32 = dnnl::memory::data_type::f32;
+  const int out = s.out(), p = s.k / 2;
+  dnnl::memory::desc src({1, s.c, s.hw, s.hw}, f32, blocked), dst({1, s.c, out, out}, f32, blocked),
+      wany({s.c, 1, 1, s.k, s.k}, f32, tag::any), bias({s.c}, f32, tag::a);
+  dnnl::post_ops po;
+  if (s.silu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  else po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(po);
+  const auto pd = dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wany,
+                                      bias, dst, {s.stride, s.stride}, {p, p}, {p, p}),
+      attr, eng);
+  time_onednn(st, eng, pd, 0.3f, s.flops());
+}
+// MobileNetV2's and EfficientNet-B0's (channels, map, stride, kernel, SiLU)
+#define SHAPES_DEPTHWISE(X)                     \
+  X(mbv2_112_s2, {96, 112, 2, 3, false})        \
+  X(mbv2_56, {144, 56, 1, 3, false})            \
+  X(mbv2_28, {192, 28, 1, 3, false})            \
+  X(mbv2_14, {384, 14, 1, 3, false})            \
+  X(mbv2_7, {960, 7, 1, 3, false})              \
+  X(effb0_112, {32, 112, 1, 3, true})           \
+  X(effb0_56, {144, 56, 1, 3, true})            \
+  X(effb0_56_5x5_s2, {144, 56, 2, 5, true})     \
+  X(effb0_28_5x5, {240, 28, 1, 5, true})        \
+  X(effb0_14_5x5, {672, 14, 1, 5, true})        \
+  X(effb0_7_5x5, {1152, 7, 1, 5, true})
+#define REGISTER_DEPTHWISE(name, ...)                                                                                     \
+  BENCHMARK_CAPTURE(BM_DepthwiseVinfer, name, ShapeDepthwise __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_DepthwiseOneDnn, name, ShapeDepthwise __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_DEPTHWISE(REGISTER_DEPTHWISE)
 
 }  // namespace
 

@@ -15,7 +15,7 @@ bool GroupConv::supports(const GroupConvGeometry& g) {
   if (!simd_block_runs(g.block) || g.c <= 0 || g.k <= 0 || g.k > kMaxGroupConvKernel || g.stride <= 0 || g.oh <= 0 ||
       g.ow <= 0 || g.pad_t < 0 || g.pad_l < 0 || g.pad_t >= g.k || g.pad_l >= g.k)
     return false;
-  if (g.gw != 2 && g.gw != 4 && g.gw != 8) return false;
+  if (g.gw != 1 && g.gw != 2 && g.gw != 4 && g.gw != 8) return false;
   if (g.block % g.gw != 0 || g.c % g.gw != 0) return false;
   // Every output's window touches the input (an output on padding alone
   // would be the bias: the band's row bounds assume at least one tap).

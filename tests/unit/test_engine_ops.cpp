@@ -576,8 +576,10 @@ TEST(EngineOps, MobileLayersRunOnFastKernels) {
 // block allows, a partial last block, a batch, stride 2, no padding, a 5x5
 // and a 1x1 (the kernel's per-pixel form), outputs wider than one strip of
 // its ring, ReLU and SiLU after it; blocked in and out (oneDNN's ran them
-// channels-last, a conversion on each side). The
-// oneDNN path (VINFER_GROUP_CONV=onednn) stays exact too.
+// channels-last, a conversion on each side). Depthwise ones with SiLU
+// (EfficientNet's) too: 3x3 and 5x5, stride 1 and 2, maps narrower than a
+// register tile, partial tiles at either edge, no padding; with ReLU they
+// stay on oneDNN. The oneDNN path (VINFER_GROUP_CONV=onednn) stays exact too.
 TEST(EngineOps, NarrowGroupConvolutions) {
   struct Case {
     const char* what;
@@ -593,6 +595,12 @@ TEST(EngineOps, NarrowGroupConvolutions) {
       {"8 per group, no padding", {1, 16, 6, 5}, 8, 3, 1, 0, nullptr},
       {"4 per group, wider than a strip", {1, 32, 5, 61}, 4, 3, 1, 1, "Relu"},
       {"8 per group, wider than a strip, stride 2", {1, 48, 9, 40}, 8, 3, 2, 1, nullptr},
+      {"depthwise 3x3, SiLU, 40 channels, batch 2", {2, 40, 11, 21}, 1, 3, 1, 1, "Swish"},
+      {"depthwise 3x3, stride 2, SiLU", {1, 24, 13, 30}, 1, 3, 2, 1, "Swish"},
+      {"depthwise 5x5, SiLU, narrower than a tile", {1, 16, 7, 5}, 1, 5, 1, 2, "Swish"},
+      {"depthwise 5x5, stride 2, SiLU", {1, 56, 12, 27}, 1, 5, 2, 2, "Swish"},
+      {"depthwise 3x3, no padding, SiLU", {1, 16, 6, 19}, 1, 3, 1, 0, "Swish"},
+      {"depthwise 3x3, ReLU (oneDNN's)", {1, 32, 9, 9}, 1, 3, 1, 1, "Relu"},
   };
   unsigned seed = 40;
   for (const Case& c : cases) {
@@ -610,14 +618,16 @@ TEST(EngineOps, NarrowGroupConvolutions) {
       double rel = 0;
       const std::string impls = impls_with(g, *setting ? "VINFER_GROUP_CONV" : nullptr, setting, rel);
       EXPECT_LT(rel, 1e-5) << c.what << " " << setting;
-      const bool own = impls.find("vinfer:group_conv") != std::string::npos;
+      const bool own = impls.find("vinfer:group_conv") != std::string::npos || impls.find("vinfer:depthwise") != std::string::npos;
       if (*setting) {
         EXPECT_FALSE(own) << c.what << ": " << impls;
         continue;
       }
       const int block = detail::cpu_features().level == detail::IsaLevel::Avx512 ? 16 : 8;
       if (detail::cpu_features().level == detail::IsaLevel::Plain || c.gw >= block) continue;
-      EXPECT_TRUE(own) << c.what << ": " << impls;
+      const bool depthwise = c.gw == 1, silu = c.act && std::string(c.act) == "Swish";
+      EXPECT_EQ(own, !depthwise || silu) << c.what << ": " << impls;
+      EXPECT_EQ(impls.find("vinfer:depthwise") != std::string::npos, depthwise && silu) << c.what << ": " << impls;
       EngineOptions opt;
       opt.threads = 2;
       Model m = Model::from_graph(g, "test", opt);
