@@ -406,6 +406,7 @@ void BM_DepthwiseOneDnn(benchmark::State& st, ShapeDepthwise s) {
   X(mbv2_7, {960, 7, 1, 3, false})              \
   X(effb0_112, {32, 112, 1, 3, true})           \
   X(effb0_56, {144, 56, 1, 3, true})            \
+  X(effb0_112_s2, {96, 112, 2, 3, true})        \
   X(effb0_56_5x5_s2, {144, 56, 2, 5, true})     \
   X(effb0_28_5x5, {240, 28, 1, 5, true})        \
   X(effb0_14_5x5, {672, 14, 1, 5, true})        \

@@ -684,11 +684,12 @@ bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowPar
 // (ResNeXt's, RegNet's) on vinfer's kernel (group_conv.hpp), blocked in and
 // out, with at most one function after it, in float32: its geometry, if
 // the kernel takes the node. Depthwise ones only with SiLU after them
-// (EfficientNet's), 3x3 or 5x5 of stride 1 or 2: oneDNN's kernel applies
-// SiLU slowly (bench_conv, Zen 4, 2 threads: EfficientNet-B0's 144
-// channels on 56x56 0.12 ms against 0.25, its 5x5s on 28x28 and 7x7 0.09
-// and 0.03 against 0.15 and 0.04), while with ReLU both are about as fast
-// (one thread: oneDNN's 5-20 % faster).
+// (EfficientNet's), 3x3 or 5x5 (5x5: AVX-512 only) of stride 1 or 2:
+// oneDNN's kernel applies SiLU slowly (bench_conv, Zen 4, 2 threads:
+// EfficientNet-B0's 144 channels on 56x56 0.12 ms against 0.21-0.25, its
+// 5x5s on 28x28 and 7x7 0.09 and 0.03 against 0.15 and 0.04; held to AVX2
+// the 3x3s 0.15-0.17 against 0.20-0.27, the 5x5s 1.5-1.8x slower), while
+// with ReLU both are about as fast (one thread: oneDNN's 5-20 % faster).
 bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys,
                              const detail::WindowParams& p, const TensorData& w, GroupConvGeometry& geo) {
   const std::int64_t G = p.group;
@@ -703,7 +704,9 @@ bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape
   Residual residual;
   int sum_input;
   if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || sum_input >= 0) return false;
-  if (G == xs[1] && (act != OutAct::Swish || (p.kernel[0] != 3 && p.kernel[0] != 5) || p.strides[0] > 2)) return false;
+  if (G == xs[1] && (act != OutAct::Swish || (p.kernel[0] != 3 && (p.kernel[0] != 5 || channel_block() != 16)) ||
+                     p.strides[0] > 2))
+    return false;
   geo.c = static_cast<int>(xs[1]), geo.gw = static_cast<int>(xs[1] / G);
   geo.h = static_cast<int>(xs[2]), geo.w = static_cast<int>(xs[3]);
   geo.oh = static_cast<int>(ys[2]), geo.ow = static_cast<int>(ys[3]);
