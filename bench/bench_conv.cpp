@@ -397,13 +397,17 @@ void BM_DepthwiseOneDnn(benchmark::State& st, ShapeDepthwise s) {
       attr, eng);
   time_onednn(st, eng, pd, 0.3f, s.flops());
 }
-// MobileNetV2's and EfficientNet-B0's (channels, map, stride, kernel, SiLU)
+// MobileNetV2's, MNASNet's and EfficientNet-B0's (channels, map, stride,
+// kernel, SiLU)
 #define SHAPES_DEPTHWISE(X)                     \
   X(mbv2_112_s2, {96, 112, 2, 3, false})        \
   X(mbv2_56, {144, 56, 1, 3, false})            \
   X(mbv2_28, {192, 28, 1, 3, false})            \
   X(mbv2_14, {384, 14, 1, 3, false})            \
   X(mbv2_7, {960, 7, 1, 3, false})              \
+  X(mnas_56_5x5_s2, {72, 56, 2, 5, false})      \
+  X(mnas_28_5x5, {120, 28, 1, 5, false})        \
+  X(mnas_14_5x5, {480, 14, 1, 5, false})        \
   X(effb0_112, {32, 112, 1, 3, true})           \
   X(effb0_56, {144, 56, 1, 3, true})            \
   X(effb0_112_s2, {96, 112, 2, 3, true})        \
