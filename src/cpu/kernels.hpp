@@ -63,4 +63,9 @@ void scale_shift_blocked16_quantize_avx512(const float* x, void* y, std::int64_t
 void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n);
 void gather_blocks_avx512(const float* const* src, const int* idx, int sources, float* y, std::int64_t n);
 
+// y[i] = SiLU(x[i]) as vinfer's kernels apply it after a convolution
+// (out_act.hpp), for tests; n a multiple of the vector (8 / 16 floats).
+void silu_avx2(const float* x, float* y, std::int64_t n);
+void silu_avx512(const float* x, float* y, std::int64_t n);
+
 }  // namespace vinfer::cpu

@@ -68,6 +68,10 @@ void conv1x1_rows_avx2(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0, i
 
 void group_conv_band_avx2(const GroupConvBand& r) { GroupConvKernels<Avx2>::run_band(r); }
 
+void silu_avx2(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 8) Avx2::store(y + i, OutActs<Avx2>::swish(Avx2::load(x + i)));
+}
+
 void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n) {
   __m256i sel[8];
   __m256 take[8];

@@ -72,6 +72,10 @@ void conv1x1_rows_avx512(const Conv1x1Geometry& g, const Conv1x1Call& c, int p0,
 
 void group_conv_band_avx512(const GroupConvBand& r) { GroupConvKernels<Avx512>::run_band(r); }
 
+void silu_avx512(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 16) Avx512::store(y + i, OutActs<Avx512>::swish(Avx512::load(x + i)));
+}
+
 void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {
   const float lo = is_unsigned ? 0.f : -128.f, hi = is_unsigned ? 255.f : 127.f;
   const __m512 s = _mm512_set1_ps(inv_scale), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);

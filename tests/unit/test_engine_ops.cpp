@@ -639,6 +639,49 @@ TEST(EngineOps, NarrowGroupConvolutions) {
   }
 }
 
+// SiLU as vinfer's kernels apply it after a convolution (out_act.hpp) on
+// each ISA this CPU runs, against x / (1 + e^-x) in double: relative error
+// within 5e-7 + 8e-8 |x| (the rounding of x log2(e) grows with |x|, where
+// SiLU is e^x-small: 1e-6 at |x| = 6), or 1e-34 absolute (below x = -87,
+// where e^-x is clamped); NaN stays NaN, +inf stays +inf. (Below about
+// -1e9 the clamp leaves x times a tiny reciprocal, as before.)
+TEST(Kernels, SiluAgainstDouble) {
+  std::vector<float> x;
+  for (int i = -100 * 64; i <= 100 * 64; ++i) x.push_back(static_cast<float>(i) / 64.f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {1e-30f, -1e-30f, 0.3333f, -2.71828f, 87.f, -87.f, 88.7f, -88.7f, 120.f, -120.f, 1e30f, inf,
+                  std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  while (x.size() % 16) x.push_back(0.f);
+  const auto n = static_cast<std::int64_t>(x.size());
+  struct Isa {
+    const char* name;
+    bool runs;
+    void (*fn)(const float*, float*, std::int64_t);
+  };
+  const Isa isas[] = {{"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), cpu::silu_avx2},
+                      {"avx512", static_cast<bool>(__builtin_cpu_supports("avx512f")), cpu::silu_avx512}};
+  int ran = 0;
+  for (const Isa& isa : isas) {
+    if (!isa.runs) continue;
+    ++ran;
+    std::vector<float> y(x.size());
+    isa.fn(x.data(), y.data(), n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(y[i])) << isa.name;
+      } else if (x[i] == inf) {
+        EXPECT_EQ(y[i], inf) << isa.name;
+      } else {
+        const double v = x[i], want = v / (1 + std::exp(-v));
+        EXPECT_LE(std::fabs(y[i] - want), (5e-7 + 8e-8 * std::fabs(v)) * std::fabs(want) + 1e-34)
+            << isa.name << " SiLU(" << x[i] << ") = " << y[i] << ", want " << want;
+      }
+    }
+  }
+  if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
+}
+
 // Squeeze-and-excite's Mul(s, x) before a 1x1 projection (EfficientNet's,
 // MobileNetV3's, RegNetY's) is applied by vinfer's 1x1 kernel as it packs x:
 // exact, the Mul not run; with a partial input block (40 channels), an odd
