@@ -1,6 +1,6 @@
 // Internal: a grouped convolution whose groups are narrower than a channel
-// block (gw = 2, 4 or 8 input and output channels per group, gw dividing
-// the block: ResNeXt's 4 and 8, RegNet's 8), on
+// block (gw = 1, 2, 4 or 8 input and output channels per group, gw dividing
+// the block: depthwise, ResNeXt's 4 and 8, RegNet's 8), on
 // channel-blocked tensors (nChw8c / nChw16c), any square kernel, stride and
 // padding, no dilation, with its bias and output function applied as it
 // stores. oneDNN 2.6 has no blocked kernel for such groups and ran them
@@ -14,6 +14,9 @@
 // padding and past the last register tile); then each output is gw x k x k
 // multiply-adds of whole vectors, in register tiles of T pixels, the filter
 // vector loaded once per tile.
+//
+// Depthwise (gw = 1) needs no permutation: 3x3 and 5x5 of stride 1 and 2
+// read the input rows in place (group_conv_impl.hpp).
 #pragma once
 #include <cstddef>
 #include <limits>
@@ -25,7 +28,7 @@ namespace vinfer::cpu {
 
 struct GroupConvGeometry {
   int c = 0;                  // channels in and out (the last block's padding lanes are written as zeros)
-  int gw = 2;                 // channels per group (2, 4, 8; dividing block and c)
+  int gw = 2;                 // channels per group (1, 2, 4, 8; dividing block and c)
   int h = 0, w = 0;           // input map
   int oh = 0, ow = 0;         // output map
   int k = 3, stride = 1;      // square filter and stride

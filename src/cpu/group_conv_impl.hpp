@@ -122,11 +122,11 @@ struct GroupConvKernels {
     }
   }
 
-  // Depthwise (one channel per group): W outputs of a row read straight
+  // Depthwise (one channel per group): TW outputs of a row read straight
   // from the input (a ring, as above, only copied the rows: on large maps
   // at stride 2 its copies took as long as the multiply-adds). With 32
   // registers a row's inputs are loaded once into registers and each
-  // filter vector once per tap (W = 6 at stride 2, so that they fit); else
+  // filter vector once per tap (TW = 6 at stride 2, so that they fit); else
   // the inputs are the multiply-adds' memory operands. Where the tile's
   // window leaves the map (Edge), the columns outside read as zeros by
   // masked loads, which touch no memory.
@@ -137,10 +137,10 @@ struct GroupConvKernels {
   __attribute__((always_inline)) static void depthwise_tile(const GroupConvBand& r, int iy0, int ky0, int ky1, int ix0,
                                                             int n, float* out, V lo, V hi) {
     const GroupConvGeometry& g = *r.g;
-    constexpr int W = kDepthwiseTile<S>, NI = (W - 1) * S + K;
-    V acc[W];
+    constexpr int TW = kDepthwiseTile<S>, NI = (TW - 1) * S + K;
+    V acc[TW];
     const V b = I::load(r.bias);
-    for (int t = 0; t < W; ++t) acc[t] = b;
+    for (int t = 0; t < TW; ++t) acc[t] = b;
     auto input = [&](const float* x, int i) {
       if constexpr (Edge) return I::load_n(x + i * L, ix0 + i >= 0 && ix0 + i < g.w ? L : 0);
       else return I::load(x + i * L);
@@ -153,30 +153,30 @@ struct GroupConvKernels {
         for (int i = 0; i < NI; ++i) in[i] = input(x, i);
         for (int kx = 0; kx < K; ++kx) {
           const V wv = I::load(f + kx * L);
-          for (int t = 0; t < W; ++t) acc[t] = I::fmadd(in[t * S + kx], wv, acc[t]);
+          for (int t = 0; t < TW; ++t) acc[t] = I::fmadd(in[t * S + kx], wv, acc[t]);
         }
       } else {
         for (int kx = 0; kx < K; ++kx) {
           const V wv = I::load(f + kx * L);
-          for (int t = 0; t < W; ++t) acc[t] = I::fmadd(input(x, t * S + kx), wv, acc[t]);
+          for (int t = 0; t < TW; ++t) acc[t] = I::fmadd(input(x, t * S + kx), wv, acc[t]);
         }
       }
     }
-    for (int t = 0; t < W; ++t)
+    for (int t = 0; t < TW; ++t)
       if (!Edge || t < n) store<A>(r, out + t * L, acc[t], lo, hi);
   }
 
   template <int K, int S, OutAct A>
   static void depthwise_band(const GroupConvBand& r) {
     const GroupConvGeometry& g = *r.g;
-    constexpr int W = kDepthwiseTile<S>;
+    constexpr int TW = kDepthwiseTile<S>;
     const V lo = I::set1(r.lo), hi = I::set1(r.hi);
     for (int oy = r.oy0; oy < r.oy1; ++oy) {
       const int iy0 = oy * S - g.pad_t, ky0 = std::max(0, -iy0), ky1 = std::min(K, g.h - iy0);
       float* out = r.dst + static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow * L;
-      for (int ox = 0; ox < g.ow; ox += W) {
-        const int n = std::min(W, g.ow - ox), ix0 = ox * S - g.pad_l;
-        if (n == W && ix0 >= 0 && ix0 + (W - 1) * S + K <= g.w)
+      for (int ox = 0; ox < g.ow; ox += TW) {
+        const int n = std::min(TW, g.ow - ox), ix0 = ox * S - g.pad_l;
+        if (n == TW && ix0 >= 0 && ix0 + (TW - 1) * S + K <= g.w)
           depthwise_tile<K, S, A, false>(r, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
         else
           depthwise_tile<K, S, A, true>(r, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
@@ -187,7 +187,7 @@ struct GroupConvKernels {
   template <int GW, OutAct A>
   static void band_for(const GroupConvBand& r) {
     const int k = r.g->k, s = r.g->stride;
-    if constexpr (GW == 1) {  // (3x3: MobileNets'; 5x5: EfficientNets', MNASNet's, MobileNetV3's)
+    if constexpr (GW == 1) {
       if (k == 3 && s == 1) return depthwise_band<3, 1, A>(r);
       if (k == 3 && s == 2) return depthwise_band<3, 2, A>(r);
       if (k == 5 && s == 1) return depthwise_band<5, 1, A>(r);
