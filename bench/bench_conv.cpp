@@ -25,6 +25,7 @@ struct Shape3x3 {
   bool preact = true;  // vinfer's 1x1: with DenseNet's pre-activation
   int stride = 1;      // 3x3s: 1 or 2 (pad 1 either way)
   int tile = 4;        // vinfer's stride-1 Winograd: F(4,3) or F(2,3)
+  bool silu = false;   // 1x1s: SiLU after the bias (EfficientNet's), not ReLU
   int out() const { return (hw - 1) / stride + 1; }
 };
 
@@ -102,7 +103,8 @@ void onednn_conv(benchmark::State& st, Shape3x3 s, dnnl::algorithm alg, int kern
   dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, f32, blocked), dst({1, s.oc, out, out}, f32, blocked),
       wany({s.oc, s.ic, kernel, kernel}, f32, tag::any), bias({s.oc}, f32, tag::a);
   dnnl::post_ops po;
-  po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  if (s.silu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+  else po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
   dnnl::primitive_attr attr;
   attr.set_post_ops(po);
   dnnl::convolution_forward::primitive_desc pd;
@@ -125,7 +127,9 @@ void BM_OneDnn1x1(benchmark::State& st, Shape3x3 s) { onednn_conv(st, s, dnnl::a
 // normalization). Shapes {ic, oc, hw}: the largest layer of each dense block;
 // and ResNet50's layer3/4 1x1s (no pre-activation), which vinfer's kernel runs
 // so that they prefetch the next layers' weights; its layer1/2 1x1s, which
-// stay on oneDNN's (faster there, measured in this benchmark).
+// stay on oneDNN's (faster there, measured in this benchmark); and
+// EfficientNet-B0's expansions with SiLU on large maps (16, 24 and 40 input
+// channels: few multiply-adds per output for its function and store).
 void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   omp_set_num_threads(static_cast<int>(st.range(0)));
   vinfer::cpu::Conv1x1Geometry g;
@@ -137,7 +141,9 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   std::vector<float> y(static_cast<std::size_t>(s.oc) * g.hw);
   vinfer::cpu::PreActivation pre;
   if (s.preact) pre.scale = sc.data(), pre.shift = sh.data(), pre.lo = 0.f;
-  vinfer::cpu::Conv1x1Pre k(g, w.data(), b.data(), pre, 0.f);
+  const float inf = std::numeric_limits<float>::infinity();
+  vinfer::cpu::Conv1x1Pre k(g, w.data(), b.data(), pre, s.silu ? -inf : 0.f, inf,
+                            s.silu ? vinfer::cpu::OutAct::Swish : vinfer::cpu::OutAct::Clamp);
   const int threads = static_cast<int>(st.range(0));
   vinfer::cpu::Block scratch = vinfer::cpu::aligned_block(k.scratch_bytes(threads));
   for (auto _ : st) {
@@ -160,7 +166,10 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(resnet_l1_in, {256, 64, 56, false}) \
   X(resnet_l1_out, {64, 256, 56, false}) \
   X(resnet_l2_in, {512, 128, 28, false}) \
-  X(resnet_l2_out, {128, 512, 28, false})
+  X(resnet_l2_out, {128, 512, 28, false}) \
+  X(effnet_expand_112, {16, 96, 112, false, 1, 4, true}) \
+  X(effnet_expand_56, {24, 144, 56, false, 1, 4, true}) \
+  X(effnet_expand_28, {40, 240, 28, false, 1, 4, true})
 #define REGISTER_1X1(name, ...)                                                                                        \
   BENCHMARK_CAPTURE(BM_Conv1x1Vinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_OneDnn1x1, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);

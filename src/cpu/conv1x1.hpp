@@ -42,15 +42,19 @@ struct Conv1x1Geometry {
   bool gathers() const { return stride != 1 || kernel != 1; }
   std::size_t in_pixels() const { return gathers() ? static_cast<std::size_t>(in_h) * in_w : static_cast<std::size_t>(hw); }
   int ic_blocks() const { return (ic + block - 1) / block * block; }  // ic, rounded up to the block
-  int depth() const { return ic_blocks() * kernel * kernel; }  // the GEMM's k (zero weights on the padding)
+  // The GEMM's k: ic itself for a plain 1x1 (24 input channels cost 24
+  // multiply-adds per output, not 32); with a gather, each tap's channels
+  // rounded up to the block (zero weights on the padding).
+  int depth() const { return gathers() ? ic_blocks() * kernel * kernel : ic; }
 };
 
 // The most pixels a kernel call packs (conv1x1.cpp's blocks).
 constexpr int kMaxBlockPixels = 64;
 
-// The packed input's row stride: ic plus one cache line, so that a register
-// tile's rows do not all fall in one L1 set when ic * 4 is a multiple of 4 KiB.
-inline int packed_ld(int ic) { return ic + 16; }
+// The packed input's row stride for a GEMM depth k: k rounded up to 16 (the
+// packing stores whole vectors) plus one cache line, so that a register
+// tile's rows do not all fall in one L1 set when it is a multiple of 4 KiB.
+inline int packed_ld(int k) { return (k + 15) / 16 * 16 + 16; }
 
 // The normalization applied to each input channel: max(x * scale + shift, lo).
 // No scale: none (the input is used as it is). per_image: a scale only,

@@ -28,7 +28,7 @@ struct Conv1x1Kernels {
   // packed[r][k] = max(x * scale + shift, pre_lo) (or x) for pixels [p0, p0 + n).
   static void pack(const Conv1x1Geometry& g, const Conv1x1Call& a, int p0, int n, float* packed) {
     if (g.gathers()) return pack_gathered(g, a, p0, n, packed);
-    const int K = g.ic_blocks(), ld = packed_ld(K);
+    const int K = g.ic_blocks(), ld = packed_ld(g.depth());
     const std::size_t plane = g.in_pixels() * L;
     const V plo = I::set1(a.pre_lo);
     for (int c = 0; c < K; c += L) {

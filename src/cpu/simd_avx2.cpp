@@ -37,7 +37,14 @@ struct Avx2 {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes));
   }
-  static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // w = n + g, g = w - floor(w) in [0, 1), w first raised to -126 (scale2
+  // makes 2^n from its bits): returns n.
+  static V floor_split(V w, V& g) {
+    w = _mm256_max_ps(w, _mm256_set1_ps(-126.f));
+    const V n = _mm256_floor_ps(w);
+    g = _mm256_sub_ps(w, n);
+    return n;
+  }
   static V scale2(V a, V n) {  // a * 2^n, n integral in [-126, 127]
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(a, _mm256_castsi256_ps(e));

@@ -44,8 +44,13 @@ struct Avx512 {
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p); }
-  static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
-  static V scale2(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^n, n integral
+  // w = n + g, g = w - floor(w) in [0, 1): returns what scale2 takes for n (w
+  // itself: VSCALEFPS floors it).
+  static V floor_split(V w, V& g) {
+    g = _mm512_reduce_ps(w, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    return w;
+  }
+  static V scale2(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^floor(n)
   static V rcp(V a) { return _mm512_rcp14_ps(a); }
   using Idx = __m512i;  // lane indices for permute
   static Idx load_idx(const int* p) { return _mm512_loadu_si512(p); }

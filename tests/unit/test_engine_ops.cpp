@@ -660,7 +660,7 @@ TEST(Kernels, SiluAgainstDouble) {
     void (*fn)(const float*, float*, std::int64_t);
   };
   const Isa isas[] = {{"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), cpu::silu_avx2},
-                      {"avx512", static_cast<bool>(__builtin_cpu_supports("avx512f")), cpu::silu_avx512}};
+                      {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"), cpu::silu_avx512}};
   int ran = 0;
   for (const Isa& isa : isas) {
     if (!isa.runs) continue;
