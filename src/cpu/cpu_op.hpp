@@ -231,6 +231,11 @@ bool scale_shift_absorbed(const BuildContext& ctx, const Node& scale_shift);
 // not built.
 bool channel_scale_absorbed(const BuildContext& ctx, const Node& mul);
 void build_pool(BuildContext& ctx, const Node& n);
+// Squeeze-and-excite's gate (op_squeeze_excite.cpp): builds it as one op
+// for the GlobalAveragePool that starts it, if it runs so (false: not);
+// its two 1x1 convolutions are then absorbed (not built).
+bool build_squeeze_excite(BuildContext& ctx, const Node& pool);
+bool squeeze_excite_absorbed(const BuildContext& ctx, const Node& conv);
 // vinfer's kernels where oneDNN has only its reference one (op_broadcast.cpp):
 // Add/Sub/Mul/Div with any broadcast, on plain tensors (in: the operands,
 // in[0] the full-size one where the op allows), and a reduction over the

@@ -1080,6 +1080,7 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
 }  // namespace
 
 void build_conv(BuildContext& ctx, const Node& n) {
+  if (squeeze_excite_absorbed(ctx, n)) return;
   if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
   if (ChannelScale cs; absorbable_channel_scale(ctx, n, cs)) return build_scaled_conv1x1(ctx, n, cs);
   const Graph& g = ctx.graph();

@@ -126,6 +126,7 @@ void build_reduce(BuildContext& ctx, const Node& n) {
 
 void build_pool(BuildContext& ctx, const Node& n) {
   if (const Node* s = pool_absorbable_scale_shift(ctx, n)) return build_norm_pool(ctx, n, *s);
+  if (build_squeeze_excite(ctx, n)) return;
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
   const Shape& ys = g.value(n.outputs[0]).shape;

@@ -26,17 +26,20 @@ struct OutActs {
   // Newton step. Relative error within 5e-7 + 8e-8 |x| against the formula
   // in double (w's own rounding grows with |x|, where SiLU is e^x-small;
   // tests: Kernels.SiluAgainstDouble). w <= 126.5 keeps 1 + 2^z finite; a
-  // NaN stays NaN (the final product). With AVX-512 the split is one
-  // instruction (VREDUCEPS gives g, VSCALEFPS floors w itself) and 2^z
-  // underflows to 0 where w is very negative: 14 operations (a range
+  // NaN stays NaN. With AVX-512 the split is one instruction (VREDUCEPS
+  // gives g, VSCALEFPS floors w itself) and 2^z underflows to 0 where w is
+  // very negative: 14 operations (a range
   // reduction by ln 2 in two steps and a degree-6 polynomial took 19; SiLU
   // is ~10 % of EfficientNet-B0's pass). A division instead of the
   // reciprocal and its Newton step measured 5 % faster in Zen 4's 1x1
   // kernel, but Intel's AVX-512 divides a vector in 8-10 cycles on a port
   // the FMAs need.
-  static V swish(V x) {
+  static V swish(V x) { return I::mul(x, sigmoid(x)); }
+
+  // 1 / (1 + e^-x), as above.
+  static V sigmoid(V x) {
     V w = I::fmadd(x, I::set1(-1.44269504088896341f), I::set1(0.5f));
-    w = I::min(w, I::set1(126.5f));
+    w = I::min(I::set1(126.5f), w);  // (the second operand where one is NaN: a NaN stays NaN)
     V g;
     const V n = I::floor_split(w, g);
     V p = I::set1(0.00132647122f);
@@ -46,9 +49,8 @@ struct OutActs {
     p = I::fmadd(p, g, I::set1(0.490133852f));
     p = I::fmadd(p, g, I::set1(0.707106709f));
     const V d = I::add(I::set1(1.f), I::scale2(p, n));
-    V q = I::rcp(d);
-    q = I::mul(q, I::fnmadd(d, q, I::set1(2.f)));
-    return I::mul(x, q);
+    const V q = I::rcp(d);
+    return I::mul(q, I::fnmadd(d, q, I::set1(2.f)));
   }
 
   template <OutAct A>

@@ -9,6 +9,7 @@
 #include "cpu/group_conv_impl.hpp"
 #include "cpu/kernels.hpp"
 #include "cpu/norm_pool_impl.hpp"
+#include "cpu/squeeze_excite_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -40,7 +41,7 @@ struct Avx2 {
   // w = n + g, g = w - floor(w) in [0, 1), w first raised to -126 (scale2
   // makes 2^n from its bits): returns n.
   static V floor_split(V w, V& g) {
-    w = _mm256_max_ps(w, _mm256_set1_ps(-126.f));
+    w = _mm256_max_ps(_mm256_set1_ps(-126.f), w);  // (a NaN stays NaN)
     const V n = _mm256_floor_ps(w);
     g = _mm256_sub_ps(w, n);
     return n;
@@ -64,6 +65,14 @@ const WinogradKernelFns winograd_f23_avx2 = winograd_kernel_fns<Avx2, 1, 2>();
 const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
+
+void se_mean_avx2(const float* x, std::int64_t pixels, float* out) { SqueezeExciteKernels<Avx2>::mean(x, pixels, out); }
+void se_layer_avx2(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out) {
+  SqueezeExciteKernels<Avx2>::layer(f, in, k0, k1, v0, v1, done, out);
+}
+void se_finish_avx2(const SeLayer& f, const float* parts, int count, std::size_t stride, int vectors, float* out) {
+  SqueezeExciteKernels<Avx2>::finish(f, parts, count, stride, vectors, out);
+}
 
 void gemv_rows_avx2(const GemvRows& r) { gemv_rows<Avx2>(r, r.w); }
 void gemv_rows_bf16_avx2(const GemvRows& r) { gemv_rows<Avx2>(r, r.w16); }

@@ -17,6 +17,7 @@
 #include "cpu/gemv_impl.hpp"
 #include "cpu/group_conv_impl.hpp"
 #include "cpu/norm_pool_impl.hpp"
+#include "cpu/squeeze_excite_impl.hpp"
 #include "cpu/winograd_impl.hpp"
 
 namespace vinfer::cpu {
@@ -66,6 +67,14 @@ const WinogradKernelFns winograd_f23_avx512 = winograd_kernel_fns<Avx512, 1, 2>(
 const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
+
+void se_mean_avx512(const float* x, std::int64_t pixels, float* out) { SqueezeExciteKernels<Avx512>::mean(x, pixels, out); }
+void se_layer_avx512(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out) {
+  SqueezeExciteKernels<Avx512>::layer(f, in, k0, k1, v0, v1, done, out);
+}
+void se_finish_avx512(const SeLayer& f, const float* parts, int count, std::size_t stride, int vectors, float* out) {
+  SqueezeExciteKernels<Avx512>::finish(f, parts, count, stride, vectors, out);
+}
 
 void gemv_rows_avx512(const GemvRows& r) { gemv_rows<Avx512>(r, r.w); }
 void gemv_rows_bf16_avx512(const GemvRows& r) { gemv_rows<Avx512>(r, r.w16); }

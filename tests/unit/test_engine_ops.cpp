@@ -728,6 +728,78 @@ TEST(EngineOps, SqueezeExciteScaleInto1x1) {
     }
 }
 
+// Squeeze-and-excite's gate (GlobalAveragePool, 1x1 Conv, function, 1x1
+// Conv, gate function) runs as one op where vinfer's kernels run: exact,
+// for EfficientNet's (SiLU, Sigmoid), MobileNetV3's (ReLU, HardSigmoid) and
+// RegNetY's (ReLU, Sigmoid) forms; channels that are not whole blocks (40,
+// 200 with 50 in the middle: several groups of output vectors, the first
+// layer's depth split among threads), a batch of two, no biases, the gate
+// read by a Mul (early stages) or by the projection that scales its input.
+// A pool with a second reader, or VINFER_SQUEEZE_EXCITE=0, leaves three ops.
+TEST(EngineOps, SqueezeExciteGateAsOneOp) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::int64_t r;
+    const char* mid;   // Relu or Swish
+    const char* gate;  // Sigmoid or HardSigmoid
+    bool bias, projection, pool_read_twice;
+  };
+  const Case cases[] = {
+      {"EfficientNet's, 40 channels, batch 2", {2, 40, 9, 11}, 10, "Swish", "Sigmoid", true, false, false},
+      {"MobileNetV3's, 200 channels", {1, 200, 7, 7}, 50, "Relu", "HardSigmoid", true, true, false},
+      {"RegNetY's, no biases, batch 2", {2, 48, 14, 14}, 12, "Relu", "Sigmoid", false, true, false},
+      {"a 1x1 map, 1152 channels", {1, 1152, 1, 1}, 48, "Swish", "Sigmoid", true, true, false},
+      {"the pool read twice", {1, 32, 5, 5}, 8, "Relu", "Sigmoid", true, false, true},
+  };
+  unsigned seed = 70;
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", c.x);
+    const std::int64_t ch = c.x[1];
+    const int pooled = g.add_node("GlobalAveragePool", {x})[0];
+    auto conv = [&](int in, std::int64_t out, std::int64_t depth) {
+      std::vector<int> ins{in, g.add_constant("w" + std::to_string(seed), test::random_tensor({out, depth, 1, 1}, seed))};
+      ++seed;
+      if (c.bias) ins.push_back(g.add_constant("b" + std::to_string(seed), test::random_tensor({out}, seed))), ++seed;
+      return g.add_node("Conv", ins)[0];
+    };
+    int mid = conv(pooled, c.r, ch);
+    mid = std::string(c.mid) == "Swish" ? g.add_node("Mul", {mid, g.add_node("Sigmoid", {mid})[0]})[0]
+                                        : g.add_node(c.mid, {mid})[0];
+    int gate = conv(mid, ch, c.r);
+    gate = std::string(c.gate) == "HardSigmoid"
+               ? g.add_node("HardSigmoid", {gate}, {{"alpha", 1.f / 6}, {"beta", 0.5f}})[0]
+               : g.add_node(c.gate, {gate})[0];
+    int y = g.add_node("Mul", {x, gate})[0];
+    if (c.projection) y = conv(y, 24, ch);
+    if (c.pool_read_twice) y = g.add_node("Add", {y, pooled})[0];
+    g.mark_output(y);
+    for (const char* setting : {"", "0"}) {
+      double rel = 0;
+      const std::string impls = impls_with(g, *setting ? "VINFER_SQUEEZE_EXCITE" : nullptr, setting, rel);
+      EXPECT_LT(rel, 1e-5) << c.what << " " << setting;
+      const bool one_op = impls.find("vinfer:squeeze_excite") != std::string::npos;
+      const bool expected =
+          !*setting && !c.pool_read_twice && detail::cpu_features().level != detail::IsaLevel::Plain;
+      EXPECT_EQ(one_op, expected) << c.what << " " << setting << ": " << impls;
+      if (!expected) continue;
+      // The pool and the two convolutions are that op, run once; the projection its own.
+      EngineOptions opt;
+      opt.threads = 2;
+      Model m = Model::from_graph(g, "test", opt);
+      std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
+      int pools = 0, convs = 0;
+      for (const LayerProfile& l : m.profile(in.data(), out.data())) {
+        pools += l.name.rfind("GlobalAveragePool", 0) == 0;
+        convs += l.name.rfind("Conv", 0) == 0;
+      }
+      EXPECT_EQ(pools, 1) << c.what;
+      EXPECT_EQ(convs, c.projection ? 1 : 0) << c.what;
+    }
+  }
+}
+
 // The kernel's ways of sharing the work and holding its weights.
 struct WinogradForm {
   cpu::Winograd3x3::Split split;
