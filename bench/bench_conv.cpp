@@ -137,8 +137,10 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   if (!vinfer::cpu::Conv1x1Pre::supports(g)) return st.SkipWithError("no kernel for this CPU");
   const auto w = random_values(static_cast<std::size_t>(s.oc) * s.ic, 0.1f), b = random_values(s.oc, 0.1f);
   const auto sc = random_values(s.ic, 1.f), sh = random_values(s.ic, 1.f);
-  const auto x = random_values(static_cast<std::size_t>(s.ic) * g.hw, 1.f);
-  std::vector<float> y(static_cast<std::size_t>(s.oc) * g.hw);
+  // (blocked: channels rounded up to the block)
+  const auto padded = [&](int c) { return static_cast<std::size_t>((c + g.block - 1) / g.block * g.block) * g.hw; };
+  const auto x = random_values(padded(s.ic), 1.f);
+  std::vector<float> y(padded(s.oc));
   vinfer::cpu::PreActivation pre;
   if (s.preact) pre.scale = sc.data(), pre.shift = sh.data(), pre.lo = 0.f;
   const float inf = std::numeric_limits<float>::infinity();
