@@ -97,8 +97,10 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
     if (by_pixels) {
       p0 = static_cast<int>(static_cast<long>(g_.hw) * t / n), p1 = static_cast<int>(static_cast<long>(g_.hw) * (t + 1) / n);
     } else {
-      oc0 = std::min(g_.oc, groups * t / n * 2 * g_.block);
-      oc1 = std::min(g_.oc, groups * (t + 1) / n * 2 * g_.block);
+      // In vectors, not groups of two: MobileNet's 160 outputs (5 groups)
+      // split 3:2 left one thread idle a sixth of the time.
+      const int vectors = g_.oc / g_.block;
+      oc0 = vectors * t / n * g_.block, oc1 = vectors * (t + 1) / n * g_.block;
     }
     // Blocks of equal pixel counts (+-1), so that no block is a short tail.
     const int count = p1 - p0, nb = (count + block_px - 1) / block_px;

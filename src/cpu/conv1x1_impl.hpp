@@ -98,16 +98,19 @@ struct Conv1x1Kernels {
     const char* pf_at = idle_prefetch_line();
     int pf_step = 0;
     if (pf) pf->next(K, pf_at, pf_step);
-    // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats apart.
-    const float* b = a.w + static_cast<std::size_t>(col) * K;
+    // Weight groups of 2L output channels: [ic][2L] each, K * 2L floats
+    // apart (the last one L wide where oc is an odd number of vectors); a
+    // tile of one vector may start in the middle of a group.
+    const int start = col / (2 * L) * (2 * L), stride = std::min(2 * L, g.oc - start);
+    const float* b = a.w + static_cast<std::size_t>(start) * K + (col - start);
     const int ld = packed_ld(K);
     if (own_step > 0) {
       if (width == 2 * L) I::template micro2<N, true>(packed, ld, b, K, 2 * L, out, pf_at, pf_step, own_at, own_step);
-      else I::template micro1<N, true>(packed, ld, b, K, L, out, pf_at, pf_step, own_at, own_step);
+      else I::template micro1<N, true>(packed, ld, b, K, stride, out, pf_at, pf_step, own_at, own_step);
     } else if (width == 2 * L) {
       I::template micro2<N>(packed, ld, b, K, 2 * L, out, pf_at, pf_step);
     } else {
-      I::template micro1<N>(packed, ld, b, K, L, out, pf_at, pf_step);
+      I::template micro1<N>(packed, ld, b, K, stride, out, pf_at, pf_step);
     }
   }
 
@@ -127,8 +130,9 @@ struct Conv1x1Kernels {
     // costs as much as four).
     const int row_tiles = (n + I::R - 1) / I::R;
     const int K = g.depth();
-    for (int col = oc0; col < oc1; col += 2 * L) {
-      const int width = std::min(2 * L, oc1 - col);
+    for (int col = oc0, width; col < oc1; col += width) {
+      // (a whole group, or the part of one in [oc0, oc1))
+      width = std::min(std::min(2 * L, g.oc - col / (2 * L) * (2 * L)) - col % (2 * L), oc1 - col);
       const int next = std::min(2 * L, oc1 - col - width);  // the thread's next group: its channels (<= 0: none)
       for (int i = 0; i < row_tiles; ++i) {
         const int r = n * i / row_tiles, rows = n * (i + 1) / row_tiles - r;
