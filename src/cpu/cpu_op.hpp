@@ -233,9 +233,11 @@ bool channel_scale_absorbed(const BuildContext& ctx, const Node& mul);
 void build_pool(BuildContext& ctx, const Node& n);
 // Squeeze-and-excite's gate (op_squeeze_excite.cpp): builds it as one op
 // for the GlobalAveragePool that starts it, if it runs so (false: not);
-// its two 1x1 convolutions are then absorbed (not built).
+// its two 1x1 convolutions are then absorbed (not built), and so is the
+// Mul(x, s) that reads it where no 1x1 convolution applies that.
 bool build_squeeze_excite(BuildContext& ctx, const Node& pool);
 bool squeeze_excite_absorbed(const BuildContext& ctx, const Node& conv);
+bool squeeze_excite_scale_absorbed(const BuildContext& ctx, const Node& mul);
 // vinfer's kernels where oneDNN has only its reference one (op_broadcast.cpp):
 // Add/Sub/Mul/Div with any broadcast, on plain tensors (in: the operands,
 // in[0] the full-size one where the op allows), and a reduction over the

@@ -34,13 +34,17 @@ SqueezeExcite::SqueezeExcite(int c, int r, int block, const float* w1, const flo
 }
 
 void SqueezeExcite::run(const float* x, std::int64_t pixels, int images, std::size_t x_image, float* s,
-                        std::size_t s_image, void* scratch, int threads) const {
+                        std::size_t s_image, void* scratch, int threads, float* y, std::size_t y_image) const {
   const auto mean_fn = block_ == 16 ? se_mean_avx512 : se_mean_avx2;
+  const auto scale_fn = block_ == 16 ? se_scale_avx512 : se_scale_avx2;
   const auto layer_fn = block_ == 16 ? se_layer_avx512 : se_layer_avx2;
   const auto finish_fn = block_ == 16 ? se_finish_avx512 : se_finish_avx2;
   const int blocks = cpad_ / block_, groups = (blocks + 3) / 4;
   float* const mean = static_cast<float*>(scratch);
-  float* const parts = mean + cpad_;  // threads x rpad
+  float* const gate = mean + cpad_;   // s, where y is written
+  float* const parts = gate + cpad_;  // threads x rpad
+  // x * s: in pieces of about 4K pixels of a block (two threads on EfficientNet's 32 blocks of 12544)
+  const std::int64_t pieces = (pixels + 4095) / 4096, piece = (pixels + pieces - 1) / pieces;
   // Per image: the means, split by channel blocks; the first layer's sums,
   // split by input channels (its weights, up to a few hundred KB, read by
   // all threads, not one); each thread then finishes the middle values for
@@ -52,16 +56,23 @@ void SqueezeExcite::run(const float* x, std::int64_t pixels, int images, std::si
     const int k0 = c_ * t / n, k1 = c_ * (t + 1) / n;
     for (int i = 0; i < images; ++i) {
       const float* xi = x + i * x_image;
-      float* si = s + i * s_image;
+      float* si = y ? gate : s + i * s_image;
 #pragma omp for schedule(static)
       for (int b = 0; b < blocks; ++b) mean_fn(xi + static_cast<std::size_t>(b) * pixels * block_, pixels, mean + b * block_);
       layer_fn(l1_, mean, k0, k1, 0, rpad_ / block_, false, parts + static_cast<std::size_t>(t) * rpad_);
 #pragma omp barrier
       finish_fn(l1_, parts, n, rpad_, rpad_ / block_, hidden);
 #pragma omp for schedule(static)
-      for (int g = 0; g < groups; ++g) layer_fn(l2_, hidden, 0, r_, 4 * g, std::min(4 * g + 4, blocks), true, si);
-#pragma omp single nowait
-      std::fill(si + c_, si + cpad_, 0.f);
+      for (int g = 0; g < groups; ++g) {
+        layer_fn(l2_, hidden, 0, r_, 4 * g, std::min(4 * g + 4, blocks), true, si);
+        if (g == groups - 1) std::fill(si + c_, si + cpad_, 0.f);
+      }
+      if (!y) continue;
+#pragma omp for schedule(static)
+      for (std::int64_t u = 0; u < blocks * pieces; ++u) {
+        const std::int64_t b = u / pieces, p0 = u % pieces * piece, at = (b * pixels + p0) * block_;
+        scale_fn(xi + at, si + b * block_, std::min(piece, pixels - p0), y + i * y_image + at);
+      }
     }
   }
 }
@@ -128,6 +139,22 @@ bool squeeze_excite_of(const BuildContext& ctx, const Node& pool, SqueezeExciteN
   return se.expand && c == x.shape[1];
 }
 
+// The Mul(x, s) that is the gate's only reader, if the op may write its
+// product (float32, no function after it) and no 1x1 applies it (a
+// projection on vinfer's 1x1 kernel: channel_scale_absorbed).
+const Node* sole_scale_reader(const BuildContext& ctx, const Node& pool, const SqueezeExciteNodes& se) {
+  const Graph& g = ctx.graph();
+  const int s = se.expand->outputs[0], x = pool.inputs[0];
+  const std::vector<int>& readers = ctx.consumers(s);
+  if (g.is_output(s) || readers.size() != 1) return nullptr;
+  const Node& m = g.nodes[static_cast<std::size_t>(readers[0])];
+  const bool operands = m.inputs.size() == 2 && ((m.inputs[0] == x && m.inputs[1] == s) || (m.inputs[0] == s && m.inputs[1] == x));
+  if (m.op != "Mul" || !operands || !m.post_ops.empty() || g.value(m.outputs[0]).shape != g.value(x).shape ||
+      channel_scale_absorbed(ctx, m))
+    return nullptr;
+  return &m;
+}
+
 class SqueezeExciteOp : public CpuOp {
  public:
   SqueezeExciteOp(std::unique_ptr<SqueezeExcite> k, std::int64_t pixels, int images, int threads)
@@ -138,6 +165,7 @@ class SqueezeExciteOp : public CpuOp {
   std::unique_ptr<SqueezeExcite> kernel;
   std::int64_t pixels;
   int images, threads;
+  bool product = false;  // DNNL_ARG_DST is x * s, not s
   const float* src = nullptr;
   float* dst = nullptr;
   void* scratch = nullptr;
@@ -149,7 +177,8 @@ class SqueezeExciteOp : public CpuOp {
   }
   void execute(dnnl::stream&) override {
     const auto step = [&](int arg) { return acts.at(arg).md.get_size() / sizeof(float) / static_cast<std::size_t>(images); };
-    kernel->run(src, pixels, images, step(DNNL_ARG_SRC), dst, step(DNNL_ARG_DST), scratch, threads);
+    if (product) kernel->run(src, pixels, images, step(DNNL_ARG_SRC), nullptr, 0, scratch, threads, dst, step(DNNL_ARG_DST));
+    else kernel->run(src, pixels, images, step(DNNL_ARG_SRC), dst, step(DNNL_ARG_DST), scratch, threads);
   }
   std::vector<ByteSpan> weights() const override { return {kernel->packed_weights()}; }
 };
@@ -174,12 +203,27 @@ bool build_squeeze_excite(BuildContext& ctx, const Node& pool) {
                                       bias(*se.expand), a2),
       xs[2] * xs[3], static_cast<int>(xs[0]), omp_get_max_threads());
   op->acts[DNNL_ARG_SRC] = ctx.input(pool.inputs[0], Form::Blocked);
-  op->acts[DNNL_ARG_DST] = ctx.output(se.expand->outputs[0], Form::Blocked);
+  const Node* mul = sole_scale_reader(ctx, pool, se);
+  op->product = mul != nullptr;
+  op->acts[DNNL_ARG_DST] = ctx.output(mul ? mul->outputs[0] : se.expand->outputs[0], Form::Blocked);
   op->name = pool.label();
   op->impl = channel_block() == 16 ? "vinfer:squeeze_excite_avx512" : "vinfer:squeeze_excite_avx2";
   op->flops = 2.0 * 2 * c * r * static_cast<double>(xs[0]);
   ctx.add(std::move(op));
   return true;
+}
+
+bool squeeze_excite_scale_absorbed(const BuildContext& ctx, const Node& mul) {
+  if (mul.op != "Mul" || mul.inputs.size() != 2) return false;
+  for (const int in : mul.inputs) {
+    const Node* c2 = ctx.producer(in);
+    const Node* c1 = c2 && c2->op == "Conv" && !c2->inputs.empty() ? ctx.producer(c2->inputs[0]) : nullptr;
+    const Node* pool = c1 && c1->op == "Conv" && !c1->inputs.empty() ? ctx.producer(c1->inputs[0]) : nullptr;
+    SqueezeExciteNodes se;
+    if (pool && squeeze_excite_of(ctx, *pool, se) && se.expand == c2 && sole_scale_reader(ctx, *pool, se) == &mul)
+      return true;
+  }
+  return false;
 }
 
 bool squeeze_excite_absorbed(const BuildContext& ctx, const Node& conv) {

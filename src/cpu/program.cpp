@@ -67,7 +67,7 @@ const std::map<std::string, Factory>& kernel_table() {
       {"Add", build_binary},
       {"Sub", build_binary},
       {"Mul", [](BuildContext& ctx, const Node& n) {
-         if (!channel_scale_absorbed(ctx, n)) build_binary(ctx, n);
+         if (!channel_scale_absorbed(ctx, n) && !squeeze_excite_scale_absorbed(ctx, n)) build_binary(ctx, n);
        }},
       {"Div", build_binary},
       {"Concat", build_concat},

@@ -67,6 +67,9 @@ const WinogradKernelFns winograd_s2_avx2 = winograd_kernel_fns<Avx2, 2>();
 void norm_pool_row_avx2(const NormPoolRow& r) { norm_pool_row<Avx2>(r); }
 
 void se_mean_avx2(const float* x, std::int64_t pixels, float* out) { SqueezeExciteKernels<Avx2>::mean(x, pixels, out); }
+void se_scale_avx2(const float* x, const float* s, std::int64_t pixels, float* y) {
+  SqueezeExciteKernels<Avx2>::scale(x, s, pixels, y);
+}
 void se_layer_avx2(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out) {
   SqueezeExciteKernels<Avx2>::layer(f, in, k0, k1, v0, v1, done, out);
 }

@@ -69,6 +69,9 @@ const WinogradKernelFns winograd_s2_avx512 = winograd_kernel_fns<Avx512, 2>();
 void norm_pool_row_avx512(const NormPoolRow& r) { norm_pool_row<Avx512>(r); }
 
 void se_mean_avx512(const float* x, std::int64_t pixels, float* out) { SqueezeExciteKernels<Avx512>::mean(x, pixels, out); }
+void se_scale_avx512(const float* x, const float* s, std::int64_t pixels, float* y) {
+  SqueezeExciteKernels<Avx512>::scale(x, s, pixels, y);
+}
 void se_layer_avx512(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out) {
   SqueezeExciteKernels<Avx512>::layer(f, in, k0, k1, v0, v1, done, out);
 }

@@ -1,6 +1,6 @@
 // Internal: squeeze-and-excite's gate (EfficientNet's, MobileNetV3's,
 // RegNetY's), s = f2(W2 f1(W1 mean(x) + b1) + b2), one value per image and
-// channel, as one op: the channel means of a channel-blocked map (nChw8c /
+// channel (and, where nothing else applies it, x * s), as one op: the channel means of a channel-blocked map (nChw8c /
 // nChw16c), then two small fully connected layers (C -> R -> C, weights
 // packed at load). In a network these are a GlobalAveragePool and two 1x1
 // convolutions on 1x1 maps: three ops whose work is a few microseconds
@@ -36,10 +36,12 @@ struct SeLayer {
 // simd_block_runs): the mean of each lane over `pixels` vectors (one
 // channel block of a map); a layer's output vectors [v0, v1) summed over
 // k in [k0, k1), with the bias and function if done (else the sums alone);
-// and the first `vectors` of a layer's output from `count` such sums,
-// stride floats apart.
+// the first `vectors` of a layer's output from `count` such sums, stride
+// floats apart; and y = x * s for `pixels` vectors of one channel block.
 void se_mean_avx2(const float* x, std::int64_t pixels, float* out);
 void se_mean_avx512(const float* x, std::int64_t pixels, float* out);
+void se_scale_avx2(const float* x, const float* s, std::int64_t pixels, float* y);
+void se_scale_avx512(const float* x, const float* s, std::int64_t pixels, float* y);
 void se_layer_avx2(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out);
 void se_layer_avx512(const SeLayer& f, const float* in, int k0, int k1, int v0, int v1, bool done, float* out);
 void se_finish_avx2(const SeLayer& f, const float* parts, int count, std::size_t stride, int vectors, float* out);
@@ -57,13 +59,14 @@ class SqueezeExcite {
 
   // x: `images` blocked maps of c channels and `pixels` pixels, x_image
   // floats apart; s: each image's c gates, rounded up to the block (zeros
-  // there), s_image floats apart. scratch: scratch_bytes(threads) long.
-  // Runs on at most `threads` OpenMP threads.
+  // there), s_image floats apart; or, with y, x * s written there (x's
+  // layout, y_image floats apart) and s in scratch. scratch:
+  // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads.
   std::size_t scratch_bytes(int threads) const {
-    return sizeof(float) * (cpad_ + static_cast<std::size_t>(2 * rpad_) * std::max(1, threads));
+    return sizeof(float) * (2 * cpad_ + static_cast<std::size_t>(2 * rpad_) * std::max(1, threads));
   }
   void run(const float* x, std::int64_t pixels, int images, std::size_t x_image, float* s, std::size_t s_image,
-           void* scratch, int threads) const;
+           void* scratch, int threads, float* y = nullptr, std::size_t y_image = 0) const;
 
   // The packed weights and biases (for prefetching).
   ByteSpan packed_weights() const { return {w_.get(), w_bytes_}; }

@@ -27,6 +27,11 @@ struct SqueezeExciteKernels {
     I::store(out, I::mul(I::add(I::add(a0, a1), I::add(a2, a3)), I::set1(1.f / static_cast<float>(pixels))));
   }
 
+  static void scale(const float* x, const float* s, std::int64_t pixels, float* y) {
+    const V v = I::load(s);
+    for (std::int64_t p = 0; p < pixels; ++p) I::store(y + p * L, I::mul(I::load(x + p * L), v));
+  }
+
   static V apply(const SeAct& a, V x) {
     switch (a.kind) {
       case SeAct::Swish: return OutActs<I>::swish(x);

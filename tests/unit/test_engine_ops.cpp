@@ -734,8 +734,9 @@ TEST(EngineOps, SqueezeExciteScaleInto1x1) {
 // RegNetY's (ReLU, Sigmoid) forms; channels that are not whole blocks (40,
 // 200 with 50 in the middle: several groups of output vectors, the first
 // layer's depth split among threads), a batch of two, no biases, the gate
-// read by a Mul (early stages) or by the projection that scales its input.
-// A pool with a second reader, or VINFER_SQUEEZE_EXCITE=0, leaves three ops.
+// applied by the op itself (x * s written; early stages) or by the
+// projection that scales its input. A pool with a second reader, or
+// VINFER_SQUEEZE_EXCITE=0, leaves three ops.
 TEST(EngineOps, SqueezeExciteGateAsOneOp) {
   struct Case {
     const char* what;
@@ -751,6 +752,7 @@ TEST(EngineOps, SqueezeExciteGateAsOneOp) {
       {"RegNetY's, no biases, batch 2", {2, 48, 14, 14}, 12, "Relu", "Sigmoid", false, true, false},
       {"a 1x1 map, 1152 channels", {1, 1152, 1, 1}, 48, "Swish", "Sigmoid", true, true, false},
       {"the pool read twice", {1, 32, 5, 5}, 8, "Relu", "Sigmoid", true, false, true},
+      {"x * s in pieces of a 70x70 map", {2, 24, 70, 70}, 6, "Swish", "Sigmoid", true, false, false},
   };
   unsigned seed = 70;
   for (const Case& c : cases) {
@@ -789,13 +791,15 @@ TEST(EngineOps, SqueezeExciteGateAsOneOp) {
       opt.threads = 2;
       Model m = Model::from_graph(g, "test", opt);
       std::vector<float> in(m.input_size(), 0.5f), out(m.output_size());
-      int pools = 0, convs = 0;
+      int pools = 0, convs = 0, muls = 0;
       for (const LayerProfile& l : m.profile(in.data(), out.data())) {
         pools += l.name.rfind("GlobalAveragePool", 0) == 0;
         convs += l.name.rfind("Conv", 0) == 0;
+        muls += l.name.rfind("Mul", 0) == 0;
       }
       EXPECT_EQ(pools, 1) << c.what;
       EXPECT_EQ(convs, c.projection ? 1 : 0) << c.what;
+      EXPECT_EQ(muls, 0) << c.what;  // x * s: in the projection, or written by the gate's op
     }
   }
 }
