@@ -1,6 +1,7 @@
 // Squeeze-and-excite's gate, GlobalAveragePool -> 1x1 Conv -> 1x1 Conv on
 // the pooled 1x1 map (each with at most one function after it), as one op
-// (squeeze_excite.hpp): built for the pool, the two convolutions then not.
+// (squeeze_excite.hpp): built for the pool, the two convolutions then not,
+// nor the Mul(x, s) after them unless a 1x1 convolution applies it.
 #include <omp.h>
 
 #include <algorithm>
@@ -43,7 +44,8 @@ void SqueezeExcite::run(const float* x, std::int64_t pixels, int images, std::si
   float* const mean = static_cast<float*>(scratch);
   float* const gate = mean + cpad_;   // s, where y is written
   float* const parts = gate + cpad_;  // threads x rpad
-  // x * s: in pieces of about 4K pixels of a block (two threads on EfficientNet's 32 blocks of 12544)
+  // x * s in pieces of up to 4K pixels of a block (EfficientNet-B0's first
+  // gate: 2 blocks of 12544 pixels, 8 pieces for 2 threads)
   const std::int64_t pieces = (pixels + 4095) / 4096, piece = (pixels + pieces - 1) / pieces;
   // Per image: the means, split by channel blocks; the first layer's sums,
   // split by input channels (its weights, up to a few hundred KB, read by
@@ -166,19 +168,17 @@ class SqueezeExciteOp : public CpuOp {
   std::int64_t pixels;
   int images, threads;
   bool product = false;  // DNNL_ARG_DST is x * s, not s
-  const float* src = nullptr;
-  float* dst = nullptr;
   void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
     CpuOp::bind(eng, address, shared_scratch);
-    src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
-    dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     scratch = shared_scratch;
   }
   void execute(dnnl::stream&) override {
+    const auto* x = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
+    auto* out = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     const auto step = [&](int arg) { return acts.at(arg).md.get_size() / sizeof(float) / static_cast<std::size_t>(images); };
-    if (product) kernel->run(src, pixels, images, step(DNNL_ARG_SRC), nullptr, 0, scratch, threads, dst, step(DNNL_ARG_DST));
-    else kernel->run(src, pixels, images, step(DNNL_ARG_SRC), dst, step(DNNL_ARG_DST), scratch, threads);
+    if (product) kernel->run(x, pixels, images, step(DNNL_ARG_SRC), nullptr, 0, scratch, threads, out, step(DNNL_ARG_DST));
+    else kernel->run(x, pixels, images, step(DNNL_ARG_SRC), out, step(DNNL_ARG_DST), scratch, threads);
   }
   std::vector<ByteSpan> weights() const override { return {kernel->packed_weights()}; }
 };
