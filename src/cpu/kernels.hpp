@@ -64,7 +64,7 @@ void gather_blocks_avx2(const float* const* src, const int* idx, int sources, fl
 void gather_blocks_avx512(const float* const* src, const int* idx, int sources, float* y, std::int64_t n);
 
 // y[i] = SiLU(x[i]) as vinfer's kernels apply it after a convolution
-// (out_act.hpp), for tests; n a multiple of the vector (8 / 16 floats).
+// (out_act.hpp); n a multiple of the vector (8 / 16 floats). y may be x.
 void silu_avx2(const float* x, float* y, std::int64_t n);
 void silu_avx512(const float* x, float* y, std::int64_t n);
 

@@ -1,10 +1,14 @@
 // Standalone activations, Sqrt and Pow by a constant (oneDNN eltwise) and Add/Mul/Sub/Div with
 // broadcasting (oneDNN binary). Most activations never get here: the passes
 // fuse them into the producing convolution.
+#include <omp.h>
+
+#include <algorithm>
 #include <limits>
 #include <utility>
 
 #include "cpu/cpu_op.hpp"
+#include "cpu/kernels.hpp"
 #include "graph/activation.hpp"
 
 namespace vinfer::cpu {
@@ -44,6 +48,31 @@ std::vector<EltwiseStep> unary_steps(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+namespace {
+
+class SiluInPlaceOp : public CpuOp {
+ public:
+  void execute(dnnl::stream&) override {
+    auto* x = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
+    const auto n = static_cast<std::int64_t>(acts.at(DNNL_ARG_DST).md.get_size() / sizeof(float));
+    const auto fn = channel_block() == 16 ? silu_avx512 : silu_avx2;
+    constexpr std::int64_t kChunk = 16 << 10;  // floats, a multiple of either vector
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c)
+      fn(x + c * kChunk, x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<CpuOp> make_silu_in_place(const TensorRef& t, const std::string& name) {
+  auto op = std::make_unique<SiluInPlaceOp>();
+  op->acts[DNNL_ARG_DST] = t;
+  op->name = name;
+  op->impl = channel_block() == 16 ? "vinfer:silu_avx512" : "vinfer:silu_avx2";
+  return op;
+}
 
 void build_eltwise(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();

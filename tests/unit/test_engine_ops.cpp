@@ -682,6 +682,25 @@ TEST(Kernels, SiluAgainstDouble) {
   if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
 }
 
+// A convolution on oneDNN ending in SiLU (EfficientNet's stem: 3 input
+// channels) gets vinfer's SiLU pass in place after it, not oneDNN's swish
+// post-op: exact, batch 2, 40 output channels (a partial block).
+TEST(EngineOps, SiluAfterOneDnnConvolution) {
+  for (const std::int64_t batch : {1, 2}) {
+    Graph g;
+    const int x = g.add_input("x", {batch, 3, 33, 30});
+    const int y = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({40, 3, 3, 3}, 81)),
+                                      g.add_constant("b", test::random_tensor({40}, 82))},
+                             {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})[0];
+    g.mark_output(g.add_node("Mul", {y, g.add_node("Sigmoid", {y})[0]})[0]);
+    double rel = 0;
+    const std::string impls = impls_with(g, nullptr, nullptr, rel);
+    EXPECT_LT(rel, 1e-5) << "batch " << batch;
+    const bool simd = detail::cpu_features().level != detail::IsaLevel::Plain;
+    EXPECT_EQ(impls.find("vinfer:silu") != std::string::npos, simd) << impls;
+  }
+}
+
 // Squeeze-and-excite's Mul(s, x) before a 1x1 projection (EfficientNet's,
 // MobileNetV3's, RegNetY's) is applied by vinfer's 1x1 kernel as it packs x:
 // exact, the Mul not run; with a partial input block (40 channels), an odd
@@ -1770,8 +1789,9 @@ TEST(Conv1x1Pre, EngineRunsResNetsOneByOnesWithTheShortcut) {
 
 // A 1x1 whose output goes through SiLU (x * Sigmoid(x), as exporters write
 // EfficientNet's) on a 24-channel input (a partial channel block): with
-// AVX-512 vinfer's kernel runs it with the function fused, elsewhere oneDNN's;
-// both match the reference, and VINFER_CONV1X1=onednn gives oneDNN's.
+// AVX-512 vinfer's kernel runs it with the function fused, elsewhere oneDNN's
+// and vinfer's SiLU pass after it; both match the reference, and
+// VINFER_CONV1X1=onednn gives oneDNN's.
 TEST(Conv1x1Pre, EngineFusesSilu) {
   Graph g;
   const int x = g.add_input("x", {1, 24, 19, 21});
@@ -1789,10 +1809,14 @@ TEST(Conv1x1Pre, EngineFusesSilu) {
     const TensorData in = test::random_tensor(m.input_shape(), 3);
     std::vector<float> y(m.output_size());
     std::vector<std::string> impls;
-    for (const LayerProfile& l : m.profile(in.f.data(), y.data()))
+    bool silu_pass = false;  // (on oneDNN's convolution: vinfer's SiLU after it)
+    for (const LayerProfile& l : m.profile(in.f.data(), y.data())) {
       if (l.name.rfind("Conv ", 0) == 0) impls.push_back(l.impl);
+      silu_pass = silu_pass || l.impl.rfind("vinfer:silu", 0) == 0;
+    }
     ASSERT_EQ(impls.size(), 1u) << ::testing::PrintToString(impls);  // the Sigmoid and Mul fused
     EXPECT_EQ(impls[0] == "vinfer:conv1x1_silu_avx512", avx512 && !*setting) << impls[0];
+    EXPECT_EQ(silu_pass, impls[0].rfind("vinfer:", 0) != 0 && detail::cpu_features().level != detail::IsaLevel::Plain);
   }
 }
 
