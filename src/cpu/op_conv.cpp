@@ -1251,8 +1251,9 @@ void build_conv(BuildContext& ctx, const Node& n) {
   }
   if (own_silu && dst_f != Form::Blocked) {  // (channels-last after all: oneDNN's post-op)
     own_silu = false;
-    attr.set_post_ops(make_post_ops(ctx, n, dst_form, extra, false));
-    pd = {};
+    attr.set_post_ops(make_post_ops(ctx, n, dst_f, extra, false));
+    pd = dnnl::convolution_forward::primitive_desc(
+        desc_of(md_for(xs, src_f), md_for(ys, dst_f), dnnl::algorithm::convolution_direct), attr, ctx.engine());
   }
   TensorRef src = ctx.input(n.inputs[0], src_f);
   TensorRef dst = ctx.output(n.outputs[0], dst_f);

@@ -684,21 +684,25 @@ TEST(Kernels, SiluAgainstDouble) {
 
 // A convolution on oneDNN ending in SiLU (EfficientNet's stem: 3 input
 // channels) gets vinfer's SiLU pass in place after it, not oneDNN's swish
-// post-op: exact, batch 2, 40 output channels (a partial block).
+// post-op: exact, batch 2, 40 output channels (a partial block). Written
+// channels-last (read only by a Transpose to NHWC), it keeps the post-op.
 TEST(EngineOps, SiluAfterOneDnnConvolution) {
-  for (const std::int64_t batch : {1, 2}) {
-    Graph g;
-    const int x = g.add_input("x", {batch, 3, 33, 30});
-    const int y = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({40, 3, 3, 3}, 81)),
-                                      g.add_constant("b", test::random_tensor({40}, 82))},
-                             {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})[0];
-    g.mark_output(g.add_node("Mul", {y, g.add_node("Sigmoid", {y})[0]})[0]);
-    double rel = 0;
-    const std::string impls = impls_with(g, nullptr, nullptr, rel);
-    EXPECT_LT(rel, 1e-5) << "batch " << batch;
-    const bool simd = detail::cpu_features().level != detail::IsaLevel::Plain;
-    EXPECT_EQ(impls.find("vinfer:silu") != std::string::npos, simd) << impls;
-  }
+  for (const std::int64_t batch : {1, 2})
+    for (const bool nhwc : {false, true}) {
+      Graph g;
+      const int x = g.add_input("x", {batch, 3, 33, 30});
+      const int y = g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({40, 3, 3, 3}, 81)),
+                                        g.add_constant("b", test::random_tensor({40}, 82))},
+                               {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}})[0];
+      int out = g.add_node("Mul", {y, g.add_node("Sigmoid", {y})[0]})[0];
+      if (nhwc) out = g.add_node("Transpose", {out}, {{"perm", Ints{0, 2, 3, 1}}})[0];
+      g.mark_output(out);
+      double rel = 0;
+      const std::string impls = impls_with(g, nullptr, nullptr, rel);
+      EXPECT_LT(rel, 1e-5) << "batch " << batch << (nhwc ? ", NHWC" : "");
+      const bool simd = detail::cpu_features().level != detail::IsaLevel::Plain;
+      EXPECT_EQ(impls.find("vinfer:silu") != std::string::npos, simd && !nhwc) << impls;
+    }
 }
 
 // Squeeze-and-excite's Mul(s, x) before a 1x1 projection (EfficientNet's,
