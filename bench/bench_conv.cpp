@@ -171,7 +171,14 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(resnet_l2_out, {128, 512, 28, false}) \
   X(effnet_expand_112, {16, 96, 112, false, 1, 4, true}) \
   X(effnet_expand_56, {24, 144, 56, false, 1, 4, true}) \
-  X(effnet_expand_28, {40, 240, 28, false, 1, 4, true})
+  X(effnet_expand_28, {40, 240, 28, false, 1, 4, true}) \
+  X(mobilenet_expand_56, {24, 144, 56, false}) \
+  X(mobilenet_project_56, {144, 24, 56, false}) \
+  X(mnasnet_expand_56, {24, 72, 56, false}) \
+  X(mnasnet_project_56, {72, 24, 56, false}) \
+  X(mnasnet_expand_28, {40, 120, 28, false}) \
+  X(mnasnet_project_28, {120, 40, 28, false}) \
+  X(mobilenet_v3_expand_28, {24, 88, 28, false})
 #define REGISTER_1X1(name, ...)                                                                                        \
   BENCHMARK_CAPTURE(BM_Conv1x1Vinfer, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_OneDnn1x1, name, Shape3x3 __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);

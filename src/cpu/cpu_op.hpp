@@ -292,11 +292,14 @@ std::unique_ptr<CpuOp> make_reorder(const dnnl::engine& eng, const TensorRef& fr
 // at batch 32 in bf16, 59 ms of 199.)
 bool channels_last_into_blocks_fits(const memory::desc& from);
 std::unique_ptr<CpuOp> make_channels_last_into_blocks(const TensorRef& from, const TensorRef& to, const std::string& name);
-// SiLU over a float32 blocked tensor (not a view) in place, vinfer's
-// (out_act.hpp), where simd_block_runs: after a convolution on oneDNN,
-// whose swish post-op took as long as EfficientNet's stem convolution
-// itself (0.17 ms of B3's 0.35).
-std::unique_ptr<CpuOp> make_silu_in_place(const TensorRef& t, const std::string& name);
+// SiLU or GELU over a float32 tensor (not a view; its size a multiple of
+// channel_block()) in place, vinfer's (out_act.hpp), where
+// simd_block_runs: after a convolution or matrix product on oneDNN, whose
+// swish post-op took as long as EfficientNet's stem convolution itself
+// (0.17 ms of B3's 0.35) and whose GELU post-op a third of ConvNeXt-T's
+// first products.
+enum class InPlaceFn { Silu, Gelu };
+std::unique_ptr<CpuOp> make_in_place(const TensorRef& t, InPlaceFn f, const std::string& name);
 // An op that widens ranges[slot] to the values of `t` (float32; padded lanes count as zeros).
 std::unique_ptr<CpuOp> make_range_op(const TensorRef& t, ActivationRange* range, const std::string& name);
 

@@ -67,5 +67,8 @@ void gather_blocks_avx512(const float* const* src, const int* idx, int sources, 
 // (out_act.hpp); n a multiple of the vector (8 / 16 floats). y may be x.
 void silu_avx2(const float* x, float* y, std::int64_t n);
 void silu_avx512(const float* x, float* y, std::int64_t n);
+// y[i] = GELU(x[i]) = x Phi(x), the erf form (out_act.hpp); as above.
+void gelu_avx2(const float* x, float* y, std::int64_t n);
+void gelu_avx512(const float* x, float* y, std::int64_t n);
 
 }  // namespace vinfer::cpu

@@ -1130,14 +1130,15 @@ void build_conv(BuildContext& ctx, const Node& n) {
   auto op = std::make_unique<PrimitiveOp>();
   std::vector<std::pair<int, TensorRef>> extra;
   dnnl::primitive_attr attr = default_attr();
-  // A SiLU alone after it, where no 3x3 kernel is timed against vinfer's:
-  // vinfer's pass after oneDNN's convolution, not oneDNN's swish post-op
-  // (make_silu_in_place).
+  // A SiLU alone after it, where no 3x3 kernel is timed against vinfer's,
+  // or a GELU alone (MaxViT's): vinfer's pass after oneDNN's convolution,
+  // not oneDNN's post-op (make_in_place).
   Node stripped = n;
-  bool own_silu = !bf16 && dst_form == Form::Blocked && n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Swish &&
-                  simd_block_runs(channel_block()) && !ctx.is_view(n.outputs[0]) &&
-                  !(p.kernel == std::vector<std::int64_t>{3, 3} && xs[1] >= 16);
-  if (own_silu) stripped.post_ops.clear();
+  const PostOp::Kind fn = n.post_ops.size() == 1 ? n.post_ops[0].kind : PostOp::Sum;
+  bool own_fn = !bf16 && dst_form == Form::Blocked && simd_block_runs(channel_block()) && !ctx.is_view(n.outputs[0]) &&
+                ((fn == PostOp::Swish && !(p.kernel == std::vector<std::int64_t>{3, 3} && xs[1] >= 16)) ||
+                 (fn == PostOp::Gelu && !detail::debug_env_is(detail::DebugVar::Gelu, "onednn")));
+  if (own_fn) stripped.post_ops.clear();
   attr.set_post_ops(make_post_ops(ctx, stripped, dst_form, extra, dst_form == Form::ChannelsLastBf16));
   auto desc_of = [&](const memory::desc& x, const memory::desc& y, dnnl::algorithm alg) {
     return b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, x, any_w, bias_md, y, strides, dil, pl, pr)
@@ -1249,8 +1250,8 @@ void build_conv(BuildContext& ctx, const Node& n) {
       }
     }
   }
-  if (own_silu && dst_f != Form::Blocked) {  // (channels-last after all: oneDNN's post-op)
-    own_silu = false;
+  if (own_fn && dst_f != Form::Blocked) {  // (channels-last after all: oneDNN's post-op)
+    own_fn = false;
     attr.set_post_ops(make_post_ops(ctx, n, dst_f, extra, false));
     pd = dnnl::convolution_forward::primitive_desc(
         desc_of(md_for(xs, src_f), md_for(ys, dst_f), dnnl::algorithm::convolution_direct), attr, ctx.engine());
@@ -1268,7 +1269,9 @@ void build_conv(BuildContext& ctx, const Node& n) {
   op->flops = 2.0 * static_cast<double>(numel(ys)) * static_cast<double>(w->numel() / w->shape[0]);
   finish(*op, pd);
   ctx.add(std::move(op));
-  if (own_silu) ctx.add(make_silu_in_place(dst, "SiLU after " + n.label()));
+  if (own_fn)
+    ctx.add(fn == PostOp::Swish ? make_in_place(dst, InPlaceFn::Silu, "SiLU after " + n.label())
+                                : make_in_place(dst, InPlaceFn::Gelu, "GELU after " + n.label()));
   // A view into a concatenation is read as blocks: written there from channels-last.
   if (dst_f == Form::ChannelsLast && ctx.is_view(n.outputs[0])) channels_last_into_view(ctx, n.outputs[0]);
 }

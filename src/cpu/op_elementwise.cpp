@@ -51,12 +51,13 @@ std::vector<EltwiseStep> unary_steps(const Graph& g, const Node& n) {
 
 namespace {
 
-class SiluInPlaceOp : public CpuOp {
+class InPlaceOp : public CpuOp {
  public:
+  void (*fn)(const float*, float*, std::int64_t) = nullptr;
+
   void execute(dnnl::stream&) override {
     auto* x = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     const auto n = static_cast<std::int64_t>(acts.at(DNNL_ARG_DST).md.get_size() / sizeof(float));
-    const auto fn = channel_block() == 16 ? silu_avx512 : silu_avx2;
     constexpr std::int64_t kChunk = 16 << 10;  // floats, a multiple of either vector
 #pragma omp parallel for schedule(static)
     for (std::int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c)
@@ -66,11 +67,13 @@ class SiluInPlaceOp : public CpuOp {
 
 }  // namespace
 
-std::unique_ptr<CpuOp> make_silu_in_place(const TensorRef& t, const std::string& name) {
-  auto op = std::make_unique<SiluInPlaceOp>();
+std::unique_ptr<CpuOp> make_in_place(const TensorRef& t, InPlaceFn f, const std::string& name) {
+  auto op = std::make_unique<InPlaceOp>();
+  const bool wide = channel_block() == 16;
+  op->fn = f == InPlaceFn::Silu ? (wide ? silu_avx512 : silu_avx2) : (wide ? gelu_avx512 : gelu_avx2);
   op->acts[DNNL_ARG_DST] = t;
   op->name = name;
-  op->impl = channel_block() == 16 ? "vinfer:silu_avx512" : "vinfer:silu_avx2";
+  op->impl = std::string(f == InPlaceFn::Silu ? "vinfer:silu" : "vinfer:gelu") + (wide ? "_avx512" : "_avx2");
   return op;
 }
 

@@ -34,6 +34,7 @@ struct Avx2 {
   static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.f), a); }
   static V load_n(const float* p, int n) {  // the first n lanes, zeros after
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lanes));
@@ -89,6 +90,9 @@ void group_conv_band_avx2(const GroupConvBand& r) { GroupConvKernels<Avx2>::run_
 
 void silu_avx2(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; i += 8) Avx2::store(y + i, OutActs<Avx2>::swish(Avx2::load(x + i)));
+}
+void gelu_avx2(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 8) Avx2::store(y + i, OutActs<Avx2>::gelu(Avx2::load(x + i)));
 }
 
 void gather_blocks_avx2(const float* const* src, const int* idx, int sources, float* y, std::int64_t n) {

@@ -44,6 +44,7 @@ struct Avx512 {
   static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V abs(V a) { return _mm512_abs_ps(a); }
   static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p); }
   // w = n + g, g = w - floor(w) in [0, 1): returns what scale2 takes for n (w
   // itself: VSCALEFPS floors it).
@@ -91,6 +92,9 @@ void group_conv_band_avx512(const GroupConvBand& r) { GroupConvKernels<Avx512>::
 
 void silu_avx512(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; i += 16) Avx512::store(y + i, OutActs<Avx512>::swish(Avx512::load(x + i)));
+}
+void gelu_avx512(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; i += 16) Avx512::store(y + i, OutActs<Avx512>::gelu(Avx512::load(x + i)));
 }
 
 void quantize_avx512(const float* x, void* y, std::int64_t n, float inv_scale, bool is_unsigned) {

@@ -682,6 +682,100 @@ TEST(Kernels, SiluAgainstDouble) {
   if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
 }
 
+// GELU as vinfer's pass applies it after a matrix product (out_act.hpp) on
+// each ISA this CPU runs, against x Phi(x) in double: absolute error within
+// 2e-7 (1 + |x|) (Abramowitz and Stegun's erfc, 1.5e-7); NaN stays NaN,
+// +inf stays +inf, -inf gives -7.6e-23 (the limit is 0).
+TEST(Kernels, GeluAgainstDouble) {
+  std::vector<float> x;
+  for (int i = -12 * 512; i <= 12 * 512; ++i) x.push_back(static_cast<float>(i) / 512.f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float v : {1e-30f, -1e-30f, 0.3333f, -2.71828f, 9.99f, -9.99f, 10.01f, -10.01f, 40.f, -40.f, 1e30f, -1e30f, inf, -inf,
+                  std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  while (x.size() % 16) x.push_back(0.f);
+  const auto n = static_cast<std::int64_t>(x.size());
+  struct Isa {
+    const char* name;
+    bool runs;
+    void (*fn)(const float*, float*, std::int64_t);
+  };
+  const Isa isas[] = {{"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), cpu::gelu_avx2},
+                      {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"), cpu::gelu_avx512}};
+  int ran = 0;
+  for (const Isa& isa : isas) {
+    if (!isa.runs) continue;
+    ++ran;
+    std::vector<float> y(x.size());
+    isa.fn(x.data(), y.data(), n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(y[i])) << isa.name;
+      } else if (std::isinf(x[i])) {
+        if (x[i] > 0) EXPECT_EQ(y[i], inf) << isa.name;
+        else EXPECT_LE(std::fabs(y[i]), 1e-22f) << isa.name << " GELU(-inf) = " << y[i];
+      } else {
+        const double v = x[i], want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+        EXPECT_LE(std::fabs(y[i] - want), 2e-7 * (1 + std::fabs(v)))
+            << isa.name << " GELU(" << x[i] << ") = " << y[i] << ", want " << want;
+      }
+    }
+  }
+  if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
+}
+
+// A matrix product on oneDNN ending in GELU (ConvNeXt's, ViT's first MLP
+// layer) gets vinfer's GELU pass in place after it where its columns are
+// whole vectors, not oneDNN's post-op: exact against the reference, rows of
+// 3-D and 2-D inputs, with and without a bias; 44 columns (not whole
+// vectors) or VINFER_GELU=onednn keep the post-op.
+TEST(EngineOps, GeluAfterMatMul) {
+  for (const std::int64_t cols : {48, 44})
+    for (const bool bias : {true, false})
+      for (const bool rows3d : {true, false}) {
+        Graph g;
+        const Shape xs = rows3d ? Shape{2, 50, 64} : Shape{37, 64};
+        const int x = g.add_input("x", xs);
+        int y = g.add_node("MatMul", {x, g.add_constant("w", test::random_tensor({64, cols}, 91, -0.6f, 0.6f))})[0];
+        if (bias) y = g.add_node("Add", {y, g.add_constant("b", test::random_tensor({cols}, 92))})[0];
+        g.mark_output(g.add_node("Gelu", {y})[0]);
+        for (const char* setting : {"", "onednn"}) {
+          const std::string what = std::to_string(cols) + " columns, " + (bias ? "bias, " : "") +
+                                   (rows3d ? "3-D" : "2-D") + " " + setting;
+          double rel = 0;
+          const std::string impls = impls_with(g, *setting ? "VINFER_GELU" : nullptr, setting, rel);
+          EXPECT_LT(rel, 1e-5) << what;
+          const bool simd = detail::cpu_features().level != detail::IsaLevel::Plain;
+          EXPECT_EQ(impls.find("vinfer:gelu") != std::string::npos, simd && cols == 48 && !*setting) << what << ": " << impls;
+        }
+      }
+}
+
+// A convolution ending in GELU (MaxViT's 1x1s and depthwise 3x3s) gets the
+// same pass after oneDNN's kernel: exact, batch 1 and 2, 40 output channels
+// (a partial block); VINFER_GELU=onednn keeps the post-op.
+TEST(EngineOps, GeluAfterOneDnnConvolution) {
+  for (const std::int64_t batch : {1, 2})
+    for (const bool depthwise : {false, true}) {
+      Graph g;
+      const int x = g.add_input("x", {batch, 40, 17, 15});
+      const int y =
+          depthwise ? g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({40, 1, 3, 3}, 83, -2.f, 2.f))},
+                                 {{"group", std::int64_t{40}}, {"pads", Ints{1, 1, 1, 1}}})[0]
+                    : g.add_node("Conv", {x, g.add_constant("w", test::random_tensor({40, 40, 1, 1}, 83, -0.5f, 0.5f)),
+                                          g.add_constant("b", test::random_tensor({40}, 84))})[0];
+      g.mark_output(g.add_node("Gelu", {y})[0]);
+      for (const char* setting : {"", "onednn"}) {
+        double rel = 0;
+        const std::string impls = impls_with(g, *setting ? "VINFER_GELU" : nullptr, setting, rel);
+        const std::string what = std::string(depthwise ? "depthwise" : "1x1") + ", batch " + std::to_string(batch) + " " + setting;
+        EXPECT_LT(rel, 1e-5) << what;
+        const bool simd = detail::cpu_features().level != detail::IsaLevel::Plain;
+        EXPECT_EQ(impls.find("vinfer:gelu") != std::string::npos, simd && !*setting) << what << ": " << impls;
+      }
+    }
+}
+
 // A convolution on oneDNN ending in SiLU (EfficientNet's stem: 3 input
 // channels) gets vinfer's SiLU pass in place after it, not oneDNN's swish
 // post-op: exact, batch 2, 40 output channels (a partial block). Written
