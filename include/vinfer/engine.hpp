@@ -61,7 +61,8 @@ struct EngineOptions {
   bool winograd = true;    // 3x3 convolutions may use Winograd where the backend has it (fewer
                            // multiplications; results differ from direct convolution by ~1e-6 relative)
   bool tune = true;        // Cpu: where several kernels can run a layer (a 3x3 convolution: oneDNN's, or
-                           // vinfer's Winograd split two ways), time them once on its shape at load and keep
+                           // vinfer's Winograd split two ways; a depthwise one with a clamp: oneDNN's or
+                           // vinfer's), time them once on its shape at load and keep
                            // the fastest (ModelInfo::passes says how long it took; choices are remembered per
                            // shape for the process). Which is fastest differs between CPUs; on a busy machine
                            // the choice may differ between runs. false: a fixed rule by shape.
@@ -121,7 +122,7 @@ struct ModelInfo {
   // Where loading spent its time, in order, in ms: "read" (file to parsed
   // model, or checkpoint to tensors), "check" (the ONNX checker and shape
   // inference), "convert" (initializers to tensors), "passes", "compile"
-  // (kernels created, weights packed) and "tune" (3x3 kernels timed; zero
+  // (kernels created, weights packed) and "tune" (3x3 and depthwise kernels timed; zero
   // with a warm tune cache).
   std::vector<std::pair<std::string, double>> load_ms;
   // The process's peak resident memory when loading finished (Linux's

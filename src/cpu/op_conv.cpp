@@ -683,15 +683,20 @@ bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowPar
 // A grouped convolution whose groups are narrower than a channel block
 // (ResNeXt's, RegNet's) on vinfer's kernel (group_conv.hpp), blocked in and
 // out, with at most one function after it, in float32: its geometry, if
-// the kernel takes the node. Depthwise ones only with SiLU after them
-// (EfficientNet's), 3x3 or 5x5 (5x5: AVX-512 only) of stride 1 or 2:
+// the kernel takes the node. Depthwise ones 3x3 or 5x5 (5x5: AVX-512 only)
+// of stride 1 or 2: with SiLU after them (EfficientNet's) always, as
 // oneDNN's kernel applies SiLU slowly (bench_conv, Zen 4, 2 threads:
 // EfficientNet-B0's 144 channels on 56x56 0.12 ms against 0.21-0.25, its
 // 5x5s on 28x28 and 7x7 0.09 and 0.03 against 0.15 and 0.04; held to AVX2
-// the 3x3s 0.15-0.17 against 0.20-0.27, the 5x5s 1.5-1.8x slower), while
-// with ReLU both are about as fast (one thread: oneDNN's 5-20 % faster).
+// the 3x3s 0.15-0.17 against 0.20-0.27, the 5x5s 1.5-1.8x slower); with a
+// clamp (ReLU, ReLU6) or none, `timed` is set: which kernel is faster
+// depends on the shape and the CPU (Zen 4, in MNASNet: vinfer's 72
+// channels on 56x56 0.038 ms against 0.058, oneDNN's 576 channels from
+// 14x14 at stride 2 0.012 against 0.018), and tune_depthwise decides.
 bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys,
-                             const detail::WindowParams& p, const TensorData& w, GroupConvGeometry& geo) {
+                             const detail::WindowParams& p, const TensorData& w, GroupConvGeometry& geo,
+                             bool& timed) {
+  timed = false;
   const std::int64_t G = p.group;
   if (G <= 1 || ctx.bf16() || ctx.int8() || detail::debug_env_is(detail::DebugVar::GroupConv, "onednn") ||
       xs.size() != 4 || ys.size() != 4 || w.shape.size() != 4 || xs[1] != ys[1] || xs[1] % G != 0 ||
@@ -704,9 +709,8 @@ bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape
   Residual residual;
   int sum_input;
   if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || sum_input >= 0) return false;
-  if (G == xs[1] && (act != OutAct::Swish || (p.kernel[0] != 3 && (p.kernel[0] != 5 || channel_block() != 16)) ||
-                     p.strides[0] > 2))
-    return false;
+  if (G == xs[1] && ((p.kernel[0] != 3 && (p.kernel[0] != 5 || channel_block() != 16)) || p.strides[0] > 2)) return false;
+  timed = G == xs[1] && act != OutAct::Swish;
   geo.c = static_cast<int>(xs[1]), geo.gw = static_cast<int>(xs[1] / G);
   geo.h = static_cast<int>(xs[2]), geo.w = static_cast<int>(xs[3]);
   geo.oh = static_cast<int>(ys[2]), geo.ow = static_cast<int>(ys[3]);
@@ -714,6 +718,75 @@ bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape
   geo.pad_t = static_cast<int>(p.pads_begin[0]), geo.pad_l = static_cast<int>(p.pads_begin[1]);
   geo.block = channel_block();
   return GroupConv::supports(geo);
+}
+
+// Whether vinfer's kernel runs a depthwise convolution that
+// own_group_conv_geometry left to timing: VINFER_GROUP_CONV=vinfer says
+// yes; where the engine times kernels at load (tune.hpp), both run on the
+// layer's shape (one image, its input warm as in the network) and vinfer's
+// is kept if it is faster by more than 3 %; else oneDNN's.
+bool depthwise_on_vinfer(BuildContext& ctx, const Node& n, const GroupConvGeometry& geo, const detail::WindowParams& p,
+                         const TensorData& w, const TensorData* b) {
+  if (detail::debug_env_is(detail::DebugVar::GroupConv, "vinfer")) return true;
+  if (!ctx.tune()) return false;
+  float lo, hi;
+  OutAct act;
+  Residual residual;
+  int sum_input;
+  own_epilogue_of(n, lo, hi, act, residual, sum_input);
+  char key[200];
+  std::snprintf(key, sizeof key, "depthwise %d %dx%d>%dx%d k %d stride %d pad %d,%d block %d threads %d bias %d clamp %g,%g of 0 1",
+                geo.c, geo.h, geo.w, geo.oh, geo.ow, geo.k, geo.stride, geo.pad_t, geo.pad_l, geo.block,
+                omp_get_max_threads(), b ? 1 : 0, lo, hi);
+  const int choice = tuned_choice(key, [&] {
+           const dnnl::engine& eng = ctx.engine();
+           const memory::desc src_md = blocked_md({1, geo.c, geo.h, geo.w}), dst_md = blocked_md({1, geo.c, geo.oh, geo.ow});
+           // (64-byte aligned, as the arena's tensors: a vector's unaligned
+           // loads made vinfer's kernel 1.4x slower on some loads)
+           const std::size_t src_bytes = src_md.get_size();
+           Block src_block = aligned_block(src_bytes), dst_block = aligned_block(dst_md.get_size());
+           auto* src = static_cast<float*>(src_block.get());
+           auto* dst = static_cast<float*>(dst_block.get());
+           for (std::size_t i = 0; i < src_bytes / sizeof(float); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+           // oneDNN's, as build_conv would make it
+           const memory::desc user_w({geo.c, 1, 1, geo.k, geo.k}, memory::data_type::f32, Tag::goihw),
+               any_w(user_w.dims(), memory::data_type::f32, Tag::any), bias_md({geo.c}, memory::data_type::f32, Tag::a);
+           std::vector<std::pair<int, TensorRef>> extra;
+           dnnl::primitive_attr attr = default_attr();
+           attr.set_post_ops(make_post_ops(ctx, n, Form::Blocked, extra));
+           const memory::dims strides(p.strides.begin(), p.strides.end()), dil(p.strides.size(), 0),
+               pl(p.pads_begin.begin(), p.pads_begin.end()), pr(p.pads_end.begin(), p.pads_end.end());
+           const auto alg = dnnl::algorithm::convolution_direct;
+           const dnnl::convolution_forward::primitive_desc pd(
+               b ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, bias_md, dst_md,
+                                                   strides, dil, pl, pr)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg, src_md, any_w, dst_md, strides,
+                                                   dil, pl, pr),
+               attr, eng);
+           std::vector<Block> buffers;
+           std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(pd.src_desc(), eng, src)},
+                                                {DNNL_ARG_DST, memory(pd.dst_desc(), eng, dst)},
+                                                {DNNL_ARG_WEIGHTS, pack_weights(eng, w, user_w, pd.weights_desc(), buffers)}};
+           if (b) args[DNNL_ARG_BIAS] = pack_weights(eng, *b, bias_md, pd.bias_desc(), buffers);
+           if (pd.scratchpad_desc().get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = memory(pd.scratchpad_desc(), eng);
+           const dnnl::convolution_forward prim(pd);
+           dnnl::stream stream(eng);
+           // vinfer's
+           const int threads = omp_get_max_threads();
+           const GroupConv mine(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
+           Block scratch = aligned_block(mine.scratch_bytes(threads));
+           const auto warm = [&] { touch(src, src_bytes); };
+           const TuneResult r = fastest({{[&] { prim.execute(stream, args), stream.wait(); }, warm},
+                                         {[&] { mine.run(src, dst, scratch.get(), threads); }, warm}},
+                                        5.0, 0.03);
+           ctx.note_tuning(r.spent_ms);
+           if (detail::debug_env_is(detail::DebugVar::TuneLog, "1"))
+             std::fprintf(stderr, "vinfer: timed %s: onednn %.3f ms, vinfer %.3f ms -> %s\n", key, r.best_ms[0], r.best_ms[1],
+                          r.choice ? "vinfer" : "onednn");
+           return r.choice;
+         }).first;
+  ctx.note_choice(choice == 1);
+  return choice == 1;
 }
 
 void build_own_group_conv(BuildContext& ctx, const Node& n, const GroupConvGeometry& geo, const TensorData& w,
@@ -1093,7 +1166,10 @@ void build_conv(BuildContext& ctx, const Node& n) {
   const Shape& ys = g.value(n.outputs[0]).shape;
   const std::int64_t G = p.group;
   if (conv_int8(ctx, n)) return build_int8_conv(ctx, n, p, *w, b);
-  if (GroupConvGeometry geo; own_group_conv_geometry(ctx, n, xs, ys, p, *w, geo)) return build_own_group_conv(ctx, n, geo, *w, b);
+  GroupConvGeometry geo;
+  bool timed = false;
+  if (own_group_conv_geometry(ctx, n, xs, ys, p, *w, geo, timed) && (!timed || depthwise_on_vinfer(ctx, n, geo, p, *w, b)))
+    return build_own_group_conv(ctx, n, geo, *w, b);
   const auto [in_form, out_form] = conv_layout(xs, ys, G);
   // Precision::BF16: the output is written in bfloat16 where only
   // convolutions that read it so read it.

@@ -181,7 +181,7 @@ class Program final : public BuildContext, public detail::Executor {
     if (tuned_layers_ > 0) {
       const int saved = tune_shapes_ > 0 && !tune_cache_.empty() ? save_tune_cache(tune_cache_) : 0;
       char line[160];
-      std::snprintf(line, sizeof line, "tune_conv3x3: %d layers, %d shapes timed in %.0f ms, %d not the rule's choice",
+      std::snprintf(line, sizeof line, "tune_conv: %d layers, %d shapes timed in %.0f ms, %d not the rule's choice",
                     tuned_layers_, tune_shapes_, tune_ms_, overruled_);
       info.passes.push_back(line);
       if (!tune_cache_.empty())

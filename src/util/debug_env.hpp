@@ -28,7 +28,7 @@ enum class DebugVar {
   Bf16,               // VINFER_BF16=0: run as on a CPU without bfloat16 dot products (util/cpu_features.hpp)
   Amx,                // VINFER_AMX=0: oneDNN held below AMX, as on a CPU without it (src/cpu/program.cpp)
   Png,                // VINFER_PNG=spng: every PNG through libspng alone (src/image/decode_png.cpp)
-  GroupConv,          // VINFER_GROUP_CONV=onednn: narrow-group convolutions on oneDNN (channels-last)
+  GroupConv,          // VINFER_GROUP_CONV=onednn|vinfer: narrow-group convolutions on oneDNN (channels-last), or depthwise ones on vinfer's kernel untimed
   WinogradInt8,       // VINFER_WINOGRAD_INT8=0: int8 3x3s on oneDNN's direct kernels, not vinfer's Winograd
   SqueezeExcite,      // VINFER_SQUEEZE_EXCITE=0: squeeze-and-excite's pool and two 1x1s as three ops
   Gelu,               // VINFER_GELU=onednn: GELU after a matrix product as oneDNN's post-op, not vinfer's pass

@@ -50,7 +50,7 @@ struct ModelArgs {
                    "With --precision int8: the activation ranges, from `vinfer calibrate MODEL IMAGES... -o FILE`");
     app.add_flag("--allow-tf32", allow_tf32, "CUDA: let convolutions use TF32 tensor cores (faster, ~1e-3 relative error)");
     app.add_flag("--no-winograd", no_winograd, "Direct 3x3 convolutions only (to measure what Winograd brings)");
-    app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
+    app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 and depthwise kernels by a fixed rule instead of timing them at load");
     app.add_flag("--compact-weights,!--whole-weights", compact_weights,
                  std::string("CPU: hold the Winograd weights of wide 3x3 layers on small maps half transformed "
                              "(VGG19: ~60 MiB less resident, those layers ~10 % slower at batch 1; this command: ") +

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   std::string precision = "f32";
   app.add_option("--precision", precision, "CPU arithmetic: f32 (default) or bf16 (see vinfer check)")
       ->check(CLI::IsMember({"f32", "bf16"}));
-  app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 kernels by a fixed rule instead of timing them at load");
+  app.add_flag("--no-tune", no_tune, "CPU: choose 3x3 and depthwise kernels by a fixed rule instead of timing them at load");
   app.add_option("--tune-cache", tune_cache, "CPU: file that keeps the timed kernel choices between runs (\"\" for none)");
   try {
     app.parse(argc, argv);
