@@ -305,6 +305,17 @@ Conv3x3 rule_3x3(const WinogradGeometry& g, const std::string& onednn_impl, bool
   return own_kind;
 }
 
+// A tensor for timing kernels at load, 64-byte aligned as the arena's are
+// (a std::vector's 16 bytes made every vector load straddle two cache
+// lines: vinfer's depthwise kernel ran 1.4x slower on some loads).
+struct TimingTensor {
+  explicit TimingTensor(std::size_t floats) : n(floats), block(aligned_block(floats * sizeof(float))) {}
+  float* data() const { return static_cast<float*>(block.get()); }
+  std::size_t size() const { return n; }
+  std::size_t n;
+  Block block;
+};
+
 // Times the candidates for the layer on its own shape (tune.hpp), each with
 // its weights evicted from the caches and its input warm, as in the network,
 // and returns the fastest: the rule's choice unless another is faster by
@@ -368,9 +379,9 @@ Conv3x3 tune_3x3(BuildContext& ctx, const WinogradGeometry& g, bool own, const C
   Block gemm_scratch;
   const int choice = tuned_choice(key, [&] {
     const dnnl::engine& eng = ctx.engine();
-    std::vector<float> src(blocked_md({g.images, g.ic, g.h, g.w}).get_size() / sizeof(float)),
+    const TimingTensor src(blocked_md({g.images, g.ic, g.h, g.w}).get_size() / sizeof(float)),
         dst(blocked_md({g.images, g.oc, g.oh, g.ow}).get_size() / sizeof(float));
-    for (std::size_t i = 0; i < src.size(); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+    for (std::size_t i = 0; i < src.size(); ++i) src.data()[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
     const std::size_t src_bytes = src.size() * sizeof(float);
     dnnl::stream stream(eng);
     struct OneDnnRun {
@@ -741,13 +752,10 @@ bool depthwise_on_vinfer(BuildContext& ctx, const Node& n, const GroupConvGeomet
   const int choice = tuned_choice(key, [&] {
            const dnnl::engine& eng = ctx.engine();
            const memory::desc src_md = blocked_md({1, geo.c, geo.h, geo.w}), dst_md = blocked_md({1, geo.c, geo.oh, geo.ow});
-           // (64-byte aligned, as the arena's tensors: a vector's unaligned
-           // loads made vinfer's kernel 1.4x slower on some loads)
            const std::size_t src_bytes = src_md.get_size();
-           Block src_block = aligned_block(src_bytes), dst_block = aligned_block(dst_md.get_size());
-           auto* src = static_cast<float*>(src_block.get());
-           auto* dst = static_cast<float*>(dst_block.get());
-           for (std::size_t i = 0; i < src_bytes / sizeof(float); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+           const TimingTensor src_t(src_bytes / sizeof(float)), dst_t(dst_md.get_size() / sizeof(float));
+           float *src = src_t.data(), *dst = dst_t.data();
+           for (std::size_t i = 0; i < src_t.size(); ++i) src[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
            // oneDNN's, as build_conv would make it
            const memory::desc user_w({geo.c, 1, 1, geo.k, geo.k}, memory::data_type::f32, Tag::goihw),
                any_w(user_w.dims(), memory::data_type::f32, Tag::any), bias_md({geo.c}, memory::data_type::f32, Tag::a);
