@@ -23,25 +23,41 @@ bool GroupConv::supports(const GroupConvGeometry& g) {
 }
 
 GroupConv::GroupConv(const GroupConvGeometry& g, const float* weights, const float* bias, float lo, float hi, OutAct act)
-    : g_(g), lo_(lo), hi_(hi), act_(act) {
+    : g_(g), lo_(lo), hi_(hi), act_(act), rotated_(rotated_form(g)) {
   const int B = g.block, kk = g.k * g.k, gw = g.gw;
   w_ = aligned_block(packed_weight_bytes());
   bias_ = aligned_block(sizeof(float) * static_cast<std::size_t>(g.blocks()) * B);
   auto* w = static_cast<float*>(w_.get());
   auto* b = static_cast<float*>(bias_.get());
+  std::fill(w, w + packed_weight_bytes() / sizeof(float), 0.f);
   for (int c = 0; c < g.c; ++c) {
     const int blk = c / B, lane = c % B;
-    for (int t = 0; t < kk; ++t)
-      for (int j = 0; j < gw; ++j)
-        w[((static_cast<std::size_t>(blk) * kk + t) * gw + j) * B + lane] = weights[(static_cast<std::size_t>(c) * gw + j) * kk + t];
+    if (rotated_) {
+      // input lane (group G, member q), partial r: the weight of output
+      // G gw + (q - r) mod gw for input member q
+      const int q = lane % gw;
+      for (int r = 0; r < gw; ++r) {
+        const int o = blk * B + lane / gw * gw + (q - r + gw) % gw;
+        for (int t = 0; t < kk; ++t)
+          w[((static_cast<std::size_t>(blk) * kk + t) * gw + r) * B + lane] = weights[(static_cast<std::size_t>(o) * gw + q) * kk + t];
+      }
+    } else {
+      for (int t = 0; t < kk; ++t)
+        for (int j = 0; j < gw; ++j)
+          w[((static_cast<std::size_t>(blk) * kk + t) * gw + j) * B + lane] = weights[(static_cast<std::size_t>(c) * gw + j) * kk + t];
+    }
     if (bias) b[c] = bias[c];
   }
   for (int j = 0; j < gw; ++j)
-    for (int lane = 0; lane < B; ++lane) perm_[j * B + lane] = lane / gw * gw + j;
+    for (int lane = 0; lane < B; ++lane)
+      perm_[j * B + lane] = rotated_ ? lane / gw * gw + (lane % gw + j) % gw : lane / gw * gw + j;
 }
 
-// Per thread: one ring, whole cache lines.
-static std::size_t ring_bytes(const GroupConvGeometry& g) { return (sizeof(float) * ring_floats(g) + 63) / 64 * 64; }
+// Per thread: one ring, whole cache lines (the rotated form reads its
+// input in place).
+static std::size_t ring_bytes(const GroupConvGeometry& g) {
+  return rotated_form(g) ? 0 : (sizeof(float) * ring_floats(g) + 63) / 64 * 64;
+}
 
 std::size_t GroupConv::scratch_bytes(int threads) const { return ring_bytes(g_) * std::max(1, threads); }
 
@@ -77,6 +93,7 @@ void GroupConv::run(const float* src, float* dst, void* scratch, int threads, in
       r.w = w + static_cast<std::size_t>(blk) * filter;
       r.bias = bias + static_cast<std::size_t>(blk) * B;
       r.perm = perm_;
+      r.rotated = rotated_;
       r.lo = lo_, r.hi = hi_, r.act = act_;
       r.valid = std::min(B, g_.c - blk * B);
       r.oy0 = oy0, r.oy1 = std::min(g_.oh, oy0 + band);

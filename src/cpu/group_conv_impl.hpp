@@ -184,9 +184,76 @@ struct GroupConvKernels {
     }
   }
 
+  // The rotated form (group_conv.hpp): partial q of a pixel sums each input
+  // lane times its weight for the output q members back in its group; the
+  // output is partial 0 (with the bias) plus each other partial permuted
+  // within groups. Inputs read in place (masked loads outside the map), TW
+  // pixels x GW partials in registers (24 of AVX-512's 32, 8 of AVX2's 16).
+  template <int GW>
+  static constexpr int kRotTile = (L == 16 ? 24 : 8) / GW > 0 ? (L == 16 ? 24 : 8) / GW : 1;
+
+  template <int K, int S, int GW, OutAct A, bool Edge>
+  __attribute__((always_inline)) static void rotated_tile(const GroupConvBand& r, const typename I::Idx* rot, int iy0,
+                                                          int ky0, int ky1, int ix0, int n, float* out, V lo, V hi) {
+    const GroupConvGeometry& g = *r.g;
+    constexpr int TW = kRotTile<GW>;
+    V acc[TW][GW];
+    const V b = I::load(r.bias);
+    for (int t = 0; t < TW; ++t) {
+      acc[t][0] = b;
+      for (int q = 1; q < GW; ++q) acc[t][q] = I::zero();
+    }
+    for (int ky = ky0; ky < ky1; ++ky) {
+      const float* x = r.src + (static_cast<std::ptrdiff_t>(iy0 + ky) * g.w + ix0) * L;
+      const float* f = r.w + ky * K * GW * L;
+      for (int kx = 0; kx < K; ++kx) {
+        V in[TW];
+        for (int t = 0; t < TW; ++t) {
+          const int i = t * S + kx;
+          if constexpr (Edge) in[t] = I::load_n(x + i * L, ix0 + i >= 0 && ix0 + i < g.w ? L : 0);
+          else in[t] = I::load(x + i * L);
+        }
+        for (int q = 0; q < GW; ++q) {
+          const V wv = I::load(f + (kx * GW + q) * L);
+          for (int t = 0; t < TW; ++t) acc[t][q] = I::fmadd(in[t], wv, acc[t][q]);
+        }
+      }
+    }
+    for (int t = 0; t < TW; ++t) {
+      if (Edge && t >= n) break;
+      V v = acc[t][0];
+      for (int q = 1; q < GW; ++q) v = I::add(v, I::permute(acc[t][q], rot[q]));
+      store<A>(r, out + t * L, v, lo, hi);
+    }
+  }
+
+  template <int K, int S, int GW, OutAct A>
+  static void rotated_band(const GroupConvBand& r) {
+    const GroupConvGeometry& g = *r.g;
+    constexpr int TW = kRotTile<GW>;
+    const V lo = I::set1(r.lo), hi = I::set1(r.hi);
+    typename I::Idx rot[GW];
+    for (int q = 0; q < GW; ++q) rot[q] = I::load_idx(r.perm + q * L);
+    for (int oy = r.oy0; oy < r.oy1; ++oy) {
+      const int iy0 = oy * S - g.pad_t, ky0 = std::max(0, -iy0), ky1 = std::min(K, g.h - iy0);
+      float* out = r.dst + static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow * L;
+      for (int ox = 0; ox < g.ow; ox += TW) {
+        const int n = std::min(TW, g.ow - ox), ix0 = ox * S - g.pad_l;
+        if (n == TW && ix0 >= 0 && ix0 + (TW - 1) * S + K <= g.w)
+          rotated_tile<K, S, GW, A, false>(r, rot, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
+        else
+          rotated_tile<K, S, GW, A, true>(r, rot, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
+      }
+    }
+  }
+
   template <int GW, OutAct A>
   static void band_for(const GroupConvBand& r) {
     const int k = r.g->k, s = r.g->stride;
+    if constexpr (GW > 1) {
+      if (r.rotated && k == 3 && s == 1) return rotated_band<3, 1, GW, A>(r);
+      if (r.rotated && k == 3 && s == 2) return rotated_band<3, 2, GW, A>(r);
+    }
     if constexpr (GW == 1) {
       if (k == 3 && s == 1) return depthwise_band<3, 1, A>(r);
       if (k == 3 && s == 2) return depthwise_band<3, 2, A>(r);
