@@ -3,6 +3,7 @@
 // channel block), included by simd_avx2.cpp and simd_avx512.cpp.
 #pragma once
 #include <algorithm>
+#include <type_traits>
 
 #include "cpu/group_conv.hpp"
 
@@ -122,6 +123,34 @@ struct GroupConvKernels {
     }
   }
 
+  // Column ix0 + i of an input row x (starting at column ix0): zeros
+  // outside the map where Edge (a masked load, which touches no memory).
+  template <bool Edge>
+  __attribute__((always_inline)) static V load_column(const float* x, int i, int ix0, int w) {
+    if constexpr (Edge) return I::load_n(x + i * L, ix0 + i >= 0 && ix0 + i < w ? L : 0);
+    else return I::load(x + i * L);
+  }
+
+  // The band's output rows in tiles of TW pixels, each computed by
+  // tile(edge, iy0, ky0, ky1, ix0, n, out) from the input read in place:
+  // rows iy0 + [ky0, ky1) of a K-tall window (the rest is padding), columns
+  // from ix0 on; edge (std::true_type) where the window leaves the map.
+  template <int K, int S, int TW, class Tile>
+  __attribute__((always_inline)) static void in_place_band(const GroupConvBand& r, const Tile& tile) {
+    const GroupConvGeometry& g = *r.g;
+    for (int oy = r.oy0; oy < r.oy1; ++oy) {
+      const int iy0 = oy * S - g.pad_t, ky0 = std::max(0, -iy0), ky1 = std::min(K, g.h - iy0);
+      float* out = r.dst + static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow * L;
+      for (int ox = 0; ox < g.ow; ox += TW) {
+        const int n = std::min(TW, g.ow - ox), ix0 = ox * S - g.pad_l;
+        if (n == TW && ix0 >= 0 && ix0 + (TW - 1) * S + K <= g.w)
+          tile(std::false_type{}, iy0, ky0, ky1, ix0, n, out + ox * L);
+        else
+          tile(std::true_type{}, iy0, ky0, ky1, ix0, n, out + ox * L);
+      }
+    }
+  }
+
   // Depthwise (one channel per group): TW outputs of a row read straight
   // from the input (a ring, as above, only copied the rows: on large maps
   // at stride 2 its copies took as long as the multiply-adds). With 32
@@ -141,10 +170,7 @@ struct GroupConvKernels {
     V acc[TW];
     const V b = I::load(r.bias);
     for (int t = 0; t < TW; ++t) acc[t] = b;
-    auto input = [&](const float* x, int i) {
-      if constexpr (Edge) return I::load_n(x + i * L, ix0 + i >= 0 && ix0 + i < g.w ? L : 0);
-      else return I::load(x + i * L);
-    };
+    auto input = [&](const float* x, int i) { return load_column<Edge>(x, i, ix0, g.w); };
     for (int ky = ky0; ky < ky1; ++ky) {
       const float* x = r.src + (static_cast<std::ptrdiff_t>(iy0 + ky) * g.w + ix0) * L;
       const float* f = r.w + ky * K * L;
@@ -168,20 +194,10 @@ struct GroupConvKernels {
 
   template <int K, int S, OutAct A>
   static void depthwise_band(const GroupConvBand& r) {
-    const GroupConvGeometry& g = *r.g;
-    constexpr int TW = kDepthwiseTile<S>;
     const V lo = I::set1(r.lo), hi = I::set1(r.hi);
-    for (int oy = r.oy0; oy < r.oy1; ++oy) {
-      const int iy0 = oy * S - g.pad_t, ky0 = std::max(0, -iy0), ky1 = std::min(K, g.h - iy0);
-      float* out = r.dst + static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow * L;
-      for (int ox = 0; ox < g.ow; ox += TW) {
-        const int n = std::min(TW, g.ow - ox), ix0 = ox * S - g.pad_l;
-        if (n == TW && ix0 >= 0 && ix0 + (TW - 1) * S + K <= g.w)
-          depthwise_tile<K, S, A, false>(r, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
-        else
-          depthwise_tile<K, S, A, true>(r, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
-      }
-    }
+    in_place_band<K, S, kDepthwiseTile<S>>(r, [&](auto edge, int iy0, int ky0, int ky1, int ix0, int n, float* out) {
+      depthwise_tile<K, S, A, decltype(edge)::value>(r, iy0, ky0, ky1, ix0, n, out, lo, hi);
+    });
   }
 
   // The rotated form (group_conv.hpp): partial q of a pixel sums each input
@@ -208,11 +224,7 @@ struct GroupConvKernels {
       const float* f = r.w + ky * K * GW * L;
       for (int kx = 0; kx < K; ++kx) {
         V in[TW];
-        for (int t = 0; t < TW; ++t) {
-          const int i = t * S + kx;
-          if constexpr (Edge) in[t] = I::load_n(x + i * L, ix0 + i >= 0 && ix0 + i < g.w ? L : 0);
-          else in[t] = I::load(x + i * L);
-        }
+        for (int t = 0; t < TW; ++t) in[t] = load_column<Edge>(x, t * S + kx, ix0, g.w);
         for (int q = 0; q < GW; ++q) {
           const V wv = I::load(f + (kx * GW + q) * L);
           for (int t = 0; t < TW; ++t) acc[t][q] = I::fmadd(in[t], wv, acc[t][q]);
@@ -229,22 +241,12 @@ struct GroupConvKernels {
 
   template <int K, int S, int GW, OutAct A>
   static void rotated_band(const GroupConvBand& r) {
-    const GroupConvGeometry& g = *r.g;
-    constexpr int TW = kRotTile<GW>;
     const V lo = I::set1(r.lo), hi = I::set1(r.hi);
     typename I::Idx rot[GW];
     for (int q = 0; q < GW; ++q) rot[q] = I::load_idx(r.perm + q * L);
-    for (int oy = r.oy0; oy < r.oy1; ++oy) {
-      const int iy0 = oy * S - g.pad_t, ky0 = std::max(0, -iy0), ky1 = std::min(K, g.h - iy0);
-      float* out = r.dst + static_cast<std::ptrdiff_t>(oy - r.oy0) * g.ow * L;
-      for (int ox = 0; ox < g.ow; ox += TW) {
-        const int n = std::min(TW, g.ow - ox), ix0 = ox * S - g.pad_l;
-        if (n == TW && ix0 >= 0 && ix0 + (TW - 1) * S + K <= g.w)
-          rotated_tile<K, S, GW, A, false>(r, rot, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
-        else
-          rotated_tile<K, S, GW, A, true>(r, rot, iy0, ky0, ky1, ix0, n, out + ox * L, lo, hi);
-      }
-    }
+    in_place_band<K, S, kRotTile<GW>>(r, [&](auto edge, int iy0, int ky0, int ky1, int ix0, int n, float* out) {
+      rotated_tile<K, S, GW, A, decltype(edge)::value>(r, rot, iy0, ky0, ky1, ix0, n, out, lo, hi);
+    });
   }
 
   template <int GW, OutAct A>

@@ -644,6 +644,26 @@ TEST(EngineOps, NarrowGroupConvolutions) {
   }
 }
 
+// Runs an element-wise kernel (x padded to whole vectors) on each ISA this
+// CPU has, AVX2 and AVX-512, and check(isa's name, y) on its output;
+// returns on how many it ran.
+template <class Check>
+int on_each_isa(void (*avx2)(const float*, float*, std::int64_t), void (*avx512)(const float*, float*, std::int64_t),
+                std::vector<float>& x, const Check& check) {
+  while (x.size() % 16) x.push_back(0.f);
+  int ran = 0;
+  for (const bool wide : {false, true}) {
+    const bool runs = wide ? __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!runs) continue;
+    ++ran;
+    std::vector<float> y(x.size());
+    (wide ? avx512 : avx2)(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+    check(wide ? "avx512" : "avx2", y);
+  }
+  return ran;
+}
+
 // SiLU as vinfer's kernels apply it after a convolution (out_act.hpp) on
 // each ISA this CPU runs, against x / (1 + e^-x) in double: relative error
 // within 5e-7 + 8e-8 |x| (the rounding of x log2(e) grows with |x|, where
@@ -657,33 +677,19 @@ TEST(Kernels, SiluAgainstDouble) {
   for (float v : {1e-30f, -1e-30f, 0.3333f, -2.71828f, 87.f, -87.f, 88.7f, -88.7f, 120.f, -120.f, 1e30f, inf,
                   std::numeric_limits<float>::quiet_NaN()})
     x.push_back(v);
-  while (x.size() % 16) x.push_back(0.f);
-  const auto n = static_cast<std::int64_t>(x.size());
-  struct Isa {
-    const char* name;
-    bool runs;
-    void (*fn)(const float*, float*, std::int64_t);
-  };
-  const Isa isas[] = {{"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), cpu::silu_avx2},
-                      {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"), cpu::silu_avx512}};
-  int ran = 0;
-  for (const Isa& isa : isas) {
-    if (!isa.runs) continue;
-    ++ran;
-    std::vector<float> y(x.size());
-    isa.fn(x.data(), y.data(), n);
+  const int ran = on_each_isa(cpu::silu_avx2, cpu::silu_avx512, x, [&](const char* isa, const std::vector<float>& y) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (std::isnan(x[i])) {
-        EXPECT_TRUE(std::isnan(y[i])) << isa.name;
+        EXPECT_TRUE(std::isnan(y[i])) << isa;
       } else if (x[i] == inf) {
-        EXPECT_EQ(y[i], inf) << isa.name;
+        EXPECT_EQ(y[i], inf) << isa;
       } else {
         const double v = x[i], want = v / (1 + std::exp(-v));
         EXPECT_LE(std::fabs(y[i] - want), (5e-7 + 8e-8 * std::fabs(v)) * std::fabs(want) + 1e-34)
-            << isa.name << " SiLU(" << x[i] << ") = " << y[i] << ", want " << want;
+            << isa << " SiLU(" << x[i] << ") = " << y[i] << ", want " << want;
       }
     }
-  }
+  });
   if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
 }
 
@@ -736,34 +742,20 @@ TEST(Kernels, GeluAgainstDouble) {
   for (float v : {1e-30f, -1e-30f, 0.3333f, -2.71828f, 9.99f, -9.99f, 10.01f, -10.01f, 40.f, -40.f, 1e30f, -1e30f, inf, -inf,
                   std::numeric_limits<float>::quiet_NaN()})
     x.push_back(v);
-  while (x.size() % 16) x.push_back(0.f);
-  const auto n = static_cast<std::int64_t>(x.size());
-  struct Isa {
-    const char* name;
-    bool runs;
-    void (*fn)(const float*, float*, std::int64_t);
-  };
-  const Isa isas[] = {{"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"), cpu::gelu_avx2},
-                      {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"), cpu::gelu_avx512}};
-  int ran = 0;
-  for (const Isa& isa : isas) {
-    if (!isa.runs) continue;
-    ++ran;
-    std::vector<float> y(x.size());
-    isa.fn(x.data(), y.data(), n);
+  const int ran = on_each_isa(cpu::gelu_avx2, cpu::gelu_avx512, x, [&](const char* isa, const std::vector<float>& y) {
     for (std::size_t i = 0; i < x.size(); ++i) {
       if (std::isnan(x[i])) {
-        EXPECT_TRUE(std::isnan(y[i])) << isa.name;
+        EXPECT_TRUE(std::isnan(y[i])) << isa;
       } else if (std::isinf(x[i])) {
-        if (x[i] > 0) EXPECT_EQ(y[i], inf) << isa.name;
-        else EXPECT_LE(std::fabs(y[i]), 1e-22f) << isa.name << " GELU(-inf) = " << y[i];
+        if (x[i] > 0) EXPECT_EQ(y[i], inf) << isa;
+        else EXPECT_LE(std::fabs(y[i]), 1e-22f) << isa << " GELU(-inf) = " << y[i];
       } else {
         const double v = x[i], want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
         EXPECT_LE(std::fabs(y[i] - want), 2e-7 * (1 + std::fabs(v)))
-            << isa.name << " GELU(" << x[i] << ") = " << y[i] << ", want " << want;
+            << isa << " GELU(" << x[i] << ") = " << y[i] << ", want " << want;
       }
     }
-  }
+  });
   if (!ran) GTEST_SKIP() << "neither AVX2 nor AVX-512 here";
 }
 
