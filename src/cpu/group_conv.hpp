@@ -77,7 +77,7 @@ struct GroupConvBand {
   const float* src = nullptr;   // the block's input plane (h x w x block floats)
   const float* w = nullptr;     // the block's filters: [ky][kx][j][lane]
   const float* bias = nullptr;  // block floats
-  const int* perm = nullptr;    // gw x block lane indices: (lane / gw) x gw + j, rotated: + (lane + j) % gw
+  const int* perm = nullptr;    // gw x block lane indices: (lane / gw) x gw + j (rotated: + (lane % gw + j) % gw)
   bool rotated = false;         // the rotated form (rotated_form), w as [ky][kx][r][lane]
   float lo = 0, hi = 0;         // the clamp, for OutAct::Clamp
   OutAct act = OutAct::Clamp;

@@ -703,7 +703,7 @@ bool gemm_3x3_geometry(const Shape& xs, const Shape& ys, const detail::WindowPar
 // clamp (ReLU, ReLU6) or none, `timed` is set: which kernel is faster
 // depends on the shape and the CPU (Zen 4, in MNASNet: vinfer's 72
 // channels on 56x56 0.038 ms against 0.058, oneDNN's 576 channels from
-// 14x14 at stride 2 0.012 against 0.018), and tune_depthwise decides.
+// 14x14 at stride 2 0.012 against 0.018), and depthwise_on_vinfer decides.
 bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys,
                              const detail::WindowParams& p, const TensorData& w, GroupConvGeometry& geo,
                              bool& timed) {
