@@ -11,9 +11,12 @@
 #include <dnnl.hpp>
 #include <random>
 #include <limits>
+#include <memory>
+#include <algorithm>
 #include <vector>
 
 #include "cpu/conv1x1.hpp"
+#include "cpu/conv_chain.hpp"
 #include "cpu/group_conv.hpp"
 #include "cpu/winograd.hpp"
 #include "cpu/winograd_u8.hpp"
@@ -172,6 +175,7 @@ void BM_Conv1x1Vinfer(benchmark::State& st, Shape3x3 s) {
   X(effnet_expand_112, {16, 96, 112, false, 1, 4, true}) \
   X(effnet_expand_56, {24, 144, 56, false, 1, 4, true}) \
   X(effnet_expand_28, {40, 240, 28, false, 1, 4, true}) \
+  X(mobilenet_expand_112, {16, 96, 112, false}) \
   X(mobilenet_expand_56, {24, 144, 56, false}) \
   X(mobilenet_project_56, {144, 24, 56, false}) \
   X(mnasnet_expand_56, {24, 72, 56, false}) \
@@ -437,6 +441,92 @@ void BM_DepthwiseOneDnn(benchmark::State& st, ShapeDepthwise s) {
   BENCHMARK_CAPTURE(BM_DepthwiseVinfer, name, ShapeDepthwise __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_DepthwiseOneDnn, name, ShapeDepthwise __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES_DEPTHWISE(REGISTER_DEPTHWISE)
+
+// Inverted residuals (1x1 expansion with ReLU6, depthwise with ReLU6, 1x1
+// projection, the residual where the shapes allow): vinfer's chain in one
+// pass against the same three kernels run one after another.
+struct ShapeChain {
+  int ic, expanded, oc, hw, stride, k;
+  int out() const { return (hw + 2 * (k / 2) - k) / stride + 1; }
+};
+
+struct ChainFixture {
+  std::vector<float> x, e, d, y;
+  std::unique_ptr<vinfer::cpu::ConvChain> chain;
+  vinfer::cpu::Block scratch;
+  vinfer::cpu::ConvChainStrides strides;
+  bool residual;
+  double flops;
+  ChainFixture(const ShapeChain& s, int threads) {
+    using namespace vinfer::cpu;
+    const int B = block(), oh = s.out();
+    auto padded = [&](int c) { return static_cast<std::size_t>((c + B - 1) / B * B); };
+    x = random_values(padded(s.ic) * s.hw * s.hw, 1.f);
+    e.assign(padded(s.expanded) * s.hw * s.hw, 0.f);
+    d.assign(padded(s.expanded) * oh * oh, 0.f);
+    y.assign(padded(s.oc) * oh * oh, 0.f);
+    strides = {x.size(), e.size(), d.size(), y.size()};
+    residual = s.stride == 1 && s.ic == s.oc;
+    Conv1x1Geometry ex, pr;
+    ex.ic = s.ic, ex.oc = s.expanded, ex.hw = s.hw * s.hw, ex.block = B;
+    pr.ic = s.expanded, pr.oc = s.oc, pr.hw = oh * oh, pr.block = B;
+    GroupConvGeometry g;
+    g.c = s.expanded, g.gw = 1, g.h = g.w = s.hw, g.oh = g.ow = oh, g.k = s.k, g.stride = s.stride;
+    g.pad_t = g.pad_l = s.k / 2, g.block = B;
+    if (!ConvChain::supports(ex, g, pr, threads)) return;
+    const auto w1 = random_values(static_cast<std::size_t>(s.expanded) * s.ic, 0.2f), b1 = random_values(s.expanded, 0.1f);
+    const auto w2 = random_values(static_cast<std::size_t>(s.expanded) * s.k * s.k, 0.3f), b2 = random_values(s.expanded, 0.1f);
+    const auto w3 = random_values(static_cast<std::size_t>(s.oc) * s.expanded, 0.1f), b3 = random_values(s.oc, 0.1f);
+    chain = std::make_unique<ConvChain>(std::make_unique<Conv1x1Pre>(ex, w1.data(), b1.data(), PreActivation{}, 0.f, 6.f),
+                                        std::make_unique<GroupConv>(g, w2.data(), b2.data(), 0.f, 6.f),
+                                        std::make_unique<Conv1x1Pre>(pr, w3.data(), b3.data(), PreActivation{}));
+    scratch = aligned_block(std::max({chain->scratch_bytes(threads), chain->expand().scratch_bytes(threads),
+                                      chain->depthwise().scratch_bytes(threads), chain->project().scratch_bytes(threads)}));
+    flops = 2.0 * (static_cast<double>(s.ic) * s.expanded * s.hw * s.hw +
+                   static_cast<double>(s.expanded) * s.k * s.k * oh * oh + static_cast<double>(s.expanded) * s.oc * oh * oh);
+  }
+};
+
+void BM_ChainOnePass(benchmark::State& st, ShapeChain s) {
+  const int threads = static_cast<int>(st.range(0));
+  omp_set_num_threads(threads);
+  ChainFixture f(s, threads);
+  if (!f.chain) return st.SkipWithError("no chain for this CPU or shape");
+  for (auto _ : st) {
+    evict_caches(st);
+    f.chain->run(f.x.data(), f.e.data(), f.d.data(), f.y.data(), f.residual ? f.x.data() : nullptr, f.scratch.get(),
+                 threads, 1, f.strides);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(f.flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void BM_ChainThreeKernels(benchmark::State& st, ShapeChain s) {
+  const int threads = static_cast<int>(st.range(0));
+  omp_set_num_threads(threads);
+  ChainFixture f(s, threads);
+  if (!f.chain) return st.SkipWithError("no chain for this CPU or shape");
+  for (auto _ : st) {
+    evict_caches(st);
+    f.chain->expand().run(f.x.data(), f.e.data(), f.scratch.get(), threads);
+    f.chain->depthwise().run(f.e.data(), f.d.data(), f.scratch.get(), threads);
+    f.chain->project().run(f.d.data(), f.y.data(), f.scratch.get(), threads, nullptr, f.residual ? f.x.data() : nullptr);
+  }
+  st.counters["GFLOP/s"] = benchmark::Counter(f.flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+// MobileNetV2's and MNASNet's (input, expanded, output channels, map,
+// stride, kernel)
+#define SHAPES_CHAIN(X)                               \
+  X(ChainMobileNetV2_56, {24, 144, 24, 56, 1, 3})     \
+  X(ChainMobileNetV2_56_s2, {24, 144, 32, 56, 2, 3})  \
+  X(ChainMobileNetV2_28, {32, 192, 32, 28, 1, 3})     \
+  X(ChainMobileNetV2_14, {64, 384, 64, 14, 1, 3})     \
+  X(ChainMobileNetV2_14_96, {96, 576, 96, 14, 1, 3})  \
+  X(ChainMnasNet_56, {24, 72, 24, 56, 1, 3})          \
+  X(ChainMnasNet_28_5x5, {40, 120, 40, 28, 1, 5})
+#define REGISTER_CHAIN(name, ...)                                                                                  \
+  BENCHMARK_CAPTURE(BM_ChainOnePass, name, ShapeChain __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_ChainThreeKernels, name, ShapeChain __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+SHAPES_CHAIN(REGISTER_CHAIN)
 
 }  // namespace
 

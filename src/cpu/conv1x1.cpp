@@ -125,4 +125,17 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   }
 }
 
+void Conv1x1Pre::run_pixels(const float* src, float* dst, const float* residual, int p0, int p1, int oc0, int oc1,
+                            float* packed) const {
+  Conv1x1Call c;
+  c.src = src, c.w = static_cast<const float*>(w_.get()), c.bias = bias_.data();
+  if (!scale_.empty()) c.pre_scale = scale_.data(), c.pre_shift = shift_.data();
+  c.pre_lo = pre_lo_, c.lo = lo_, c.hi = hi_, c.act = act_, c.res = residual, c.dst = dst;
+  const int count = p1 - p0, nb = (count + block_px_ - 1) / block_px_;
+  for (int b = 0; b < nb; ++b) {
+    const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
+    rows_fn_(g_, c, b0, b1 - b0, oc0, oc1, packed, nullptr);
+  }
+}
+
 }  // namespace vinfer::cpu

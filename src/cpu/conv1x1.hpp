@@ -118,6 +118,15 @@ class Conv1x1Pre {
            const float* residual = nullptr, int images = 1, std::size_t src_image = 0, std::size_t dst_image = 0,
            const float* scale = nullptr, std::size_t scale_image = 0) const;
 
+  // Pixels [p0, p1) and output channels [oc0, oc1) (multiples of the
+  // block, up to oc rounded up to it) of one image, on this thread (no
+  // prefetch, no per-image scale); packed: scratch_bytes(1) bytes of it.
+  void run_pixels(const float* src, float* dst, const float* residual, int p0, int p1, int oc0, int oc1,
+                  float* packed) const;
+
+  // (oc rounded up to the block)
+  const Conv1x1Geometry& geometry() const { return g_; }
+
   // The packed weights (depth x oc floats).
   const void* packed_weights() const { return w_.get(); }
   std::size_t packed_weight_bytes() const { return sizeof(float) * g_.depth() * g_.oc; }

@@ -60,16 +60,14 @@ static std::size_t ring_bytes(const GroupConvGeometry& g) {
 }
 
 std::size_t GroupConv::scratch_bytes(int threads) const { return ring_bytes(g_) * std::max(1, threads); }
+std::size_t GroupConv::ring_floats_per_thread() const { return ring_bytes(g_) / sizeof(float); }
 
 void GroupConv::run(const float* src, float* dst, void* scratch, int threads, int images, std::size_t src_image,
                     std::size_t dst_image) const {
-  const int B = g_.block, blocks = g_.blocks(), filter = g_.k * g_.k * g_.gw * B;
+  const int B = g_.block, blocks = g_.blocks();
   const std::size_t in_plane = static_cast<std::size_t>(g_.h) * g_.w * B, out_plane = static_cast<std::size_t>(g_.oh) * g_.ow * B;
   if (src_image == 0) src_image = in_plane * blocks;
   if (dst_image == 0) dst_image = out_plane * blocks;
-  const auto* w = static_cast<const float*>(w_.get());
-  const auto* bias = static_cast<const float*>(bias_.get());
-  const auto band_fn = B == 16 ? group_conv_band_avx512 : group_conv_band_avx2;
   threads = std::max(1, threads);
   // Each image in bands of rows, each band all channel blocks: as many
   // bands as give each thread about four items (each band fills its ring
@@ -87,21 +85,26 @@ void GroupConv::run(const float* src, float* dst, void* scratch, int threads, in
       const int blk = static_cast<int>(i % blocks), oy0 = static_cast<int>(i / blocks % bands) * band;
       if (oy0 >= g_.oh) continue;
       const std::size_t image = static_cast<std::size_t>(i / blocks / bands);
-      GroupConvBand r;
-      r.g = &g_;
-      r.src = src + image * src_image + blk * in_plane;
-      r.w = w + static_cast<std::size_t>(blk) * filter;
-      r.bias = bias + static_cast<std::size_t>(blk) * B;
-      r.perm = perm_;
-      r.rotated = rotated_;
-      r.lo = lo_, r.hi = hi_, r.act = act_;
-      r.valid = std::min(B, g_.c - blk * B);
-      r.oy0 = oy0, r.oy1 = std::min(g_.oh, oy0 + band);
-      r.dst = dst + image * dst_image + blk * out_plane + static_cast<std::size_t>(oy0) * g_.ow * B;
-      r.ring = ring;
-      band_fn(r);
+      run_band(src + image * src_image, dst + image * dst_image, blk, oy0, std::min(g_.oh, oy0 + band), ring);
     }
   }
+}
+
+void GroupConv::run_band(const float* src, float* dst, int blk, int oy0, int oy1, float* ring) const {
+  const int B = g_.block, filter = g_.k * g_.k * g_.gw * B;
+  GroupConvBand r;
+  r.g = &g_;
+  r.src = src + blk * static_cast<std::size_t>(g_.h) * g_.w * B;
+  r.w = static_cast<const float*>(w_.get()) + static_cast<std::size_t>(blk) * filter;
+  r.bias = static_cast<const float*>(bias_.get()) + static_cast<std::size_t>(blk) * B;
+  r.perm = perm_;
+  r.rotated = rotated_;
+  r.lo = lo_, r.hi = hi_, r.act = act_;
+  r.valid = std::min(B, g_.c - blk * B);
+  r.oy0 = oy0, r.oy1 = oy1;
+  r.dst = dst + (blk * static_cast<std::size_t>(g_.oh) + oy0) * g_.ow * B;
+  r.ring = ring;
+  (B == 16 ? group_conv_band_avx512 : group_conv_band_avx2)(r);
 }
 
 }  // namespace vinfer::cpu

@@ -109,6 +109,12 @@ class GroupConv {
   void run(const float* src, float* dst, void* scratch, int threads, int images = 1, std::size_t src_image = 0,
            std::size_t dst_image = 0) const;
 
+  // Output rows [oy0, oy1) of channel block blk of one image (src, dst:
+  // the image's tensors), on this thread; ring: ring_floats_per_thread()
+  // floats of this thread's scratch (64-byte aligned).
+  void run_band(const float* src, float* dst, int blk, int oy0, int oy1, float* ring) const;
+  std::size_t ring_floats_per_thread() const;
+
   const GroupConvGeometry& geometry() const { return g_; }
   const void* packed_weights() const { return w_.get(); }
   std::size_t packed_weight_bytes() const {

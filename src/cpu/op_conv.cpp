@@ -18,6 +18,7 @@
 #include "cpu/tune.hpp"
 #include "cpu/winograd.hpp"
 #include "cpu/winograd_u8.hpp"
+#include "cpu/conv_chain.hpp"
 #include "graph/op_params.hpp"
 #include "util/cpu_features.hpp"
 #include "util/debug_env.hpp"
@@ -815,6 +816,164 @@ void build_own_group_conv(BuildContext& ctx, const Node& n, const GroupConvGeome
   ctx.add(std::move(op));
 }
 
+// The inverted-residual chain (conv_chain.hpp): a 1x1 expansion of stride
+// 1, a depthwise convolution and a 1x1 projection of stride 1 (with a
+// residual Sum or not), each reading only the one before, on vinfer's
+// kernels, in float32, in one pass. The expansion's and the depthwise
+// convolution's outputs stay whole tensors in the arena (read by nothing
+// else). VINFER_CONV_CHAIN=0: three ops, each by its own rule.
+struct ConvChainNodes {
+  const Node *expand = nullptr, *dw = nullptr, *project = nullptr;
+  Conv1x1Geometry ex, pr;
+  GroupConvGeometry g;
+};
+
+// Whether node n is a 1x1 of stride 1 with at most a clamp or SiLU (and a
+// Sum if allowed) that vinfer's 1x1 kernel takes on blocked input, and its geometry.
+bool chain_conv1x1(const BuildContext& ctx, const Node& n, bool allow_sum, Conv1x1Geometry& geo) {
+  const Graph& g = ctx.graph();
+  if (n.op != "Conv" || n.inputs.size() < 2) return false;
+  const TensorData* w = g.constant(n.inputs[1]);
+  const Shape& xs = g.value(n.inputs[0]).shape;
+  const Shape& ys = g.value(n.outputs[0]).shape;
+  if (!w || w->shape.size() != 4 || xs.size() != 4 || ys.size() != 4 || xs[1] < channel_block()) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !g.constant(n.inputs[2])) return false;
+  const detail::WindowParams p = detail::conv_params(n, xs, w->shape);
+  if (w->shape[2] != 1 || w->shape[3] != 1 || p.group != 1 || p.strides != std::vector<std::int64_t>{1, 1} ||
+      p.dilations != std::vector<std::int64_t>{1, 1} || p.pads_begin != std::vector<std::int64_t>{0, 0} ||
+      p.pads_end != std::vector<std::int64_t>{0, 0})
+    return false;
+  float lo, hi;
+  OutAct act;
+  Residual residual;
+  int sum_input;
+  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || (sum_input >= 0 && (!allow_sum || act != OutAct::Clamp || residual != Residual::BeforeAct)))
+    return false;
+  geo = {};
+  geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(ys[1]), geo.hw = static_cast<int>(ys[2] * ys[3]);
+  geo.block = channel_block();
+  return true;
+}
+
+// The value's one reader, if it has one and is neither the output nor a view.
+const Node* only_reader(const BuildContext& ctx, int value) {
+  const auto& readers = ctx.consumers(value);
+  if (readers.size() != 1 || ctx.graph().is_output(value) || ctx.is_view(value)) return nullptr;
+  return &ctx.graph().nodes[static_cast<std::size_t>(readers[0])];
+}
+
+bool conv_chain_of(const BuildContext& ctx, const Node& a, ConvChainNodes& c) {
+  if (a.op != "Conv" || ctx.bf16() || ctx.int8() || ctx.recording() || !simd_block_runs(channel_block()) ||
+      detail::debug_env_is(detail::DebugVar::ConvChain, "0") || detail::debug_env_is(detail::DebugVar::Conv1x1, "onednn") ||
+      !chain_conv1x1(ctx, a, false, c.ex) || absorbable_scale_shift(ctx, a) || squeeze_excite_absorbed(ctx, a))
+    return false;
+  if (ChannelScale cs; absorbable_channel_scale(ctx, a, cs)) return false;
+  // (not after a grouped convolution: a's input is then another chain's
+  // depthwise output, and a that chain's projection)
+  const Node* before = ctx.producer(a.inputs[0]);
+  if (before && before->op == "Conv" && before->get_int("group", 1) > 1) return false;
+  const Graph& g = ctx.graph();
+  c.expand = &a, c.dw = only_reader(ctx, a.outputs[0]);
+  if (!c.dw || c.dw->op != "Conv" || c.dw->inputs[0] != a.outputs[0] || c.dw->inputs.size() < 2) return false;
+  const TensorData* w = g.constant(c.dw->inputs[1]);
+  if (!w || (c.dw->inputs.size() > 2 && c.dw->inputs[2] >= 0 && !g.constant(c.dw->inputs[2]))) return false;
+  const Shape& xs = g.value(c.dw->inputs[0]).shape;
+  const Shape& ys = g.value(c.dw->outputs[0]).shape;
+  bool timed;
+  if (w->shape.size() != 4 || xs.size() != 4 ||
+      !own_group_conv_geometry(ctx, *c.dw, xs, ys, detail::conv_params(*c.dw, xs, w->shape), *w, c.g, timed) || c.g.gw != 1)
+    return false;
+  c.project = only_reader(ctx, c.dw->outputs[0]);
+  return c.project && c.project->inputs[0] == c.dw->outputs[0] && chain_conv1x1(ctx, *c.project, true, c.pr) &&
+         ConvChain::supports(c.ex, c.g, c.pr, omp_get_max_threads());
+}
+
+// An op that runs a ConvChain.
+class ConvChainOp : public CpuOp {
+ public:
+  static constexpr int kArgExpanded = DNNL_ARG_MULTIPLE_SRC, kArgDepthwise = DNNL_ARG_MULTIPLE_SRC + 1;
+  ConvChainOp(std::unique_ptr<ConvChain> k, int threads, std::int64_t images)
+      : kernel(std::move(k)), threads(threads), images(images) {
+    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
+                              memory::data_type::f32, Tag::a);
+  }
+  std::unique_ptr<ConvChain> kernel;
+  int threads;
+  std::int64_t images;
+  ConvChainStrides strides;
+  const float *x = nullptr, *residual = nullptr;
+  float *e = nullptr, *d = nullptr, *y = nullptr;
+  void* scratch = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
+    CpuOp::bind(eng, address, shared_scratch);
+    auto at = [&](int arg) { return static_cast<float*>(args.at(arg).get_data_handle()); };
+    auto step = [&](int arg) {
+      const TensorRef& t = acts.at(arg);
+      return (t.image_bytes ? t.image_bytes : t.md.get_size() / static_cast<std::size_t>(images)) / sizeof(float);
+    };
+    x = at(DNNL_ARG_SRC), e = at(kArgExpanded), d = at(kArgDepthwise), y = at(DNNL_ARG_DST);
+    residual = args.count(DNNL_ARG_SRC_1) ? at(DNNL_ARG_SRC_1) : nullptr;
+    strides = {step(DNNL_ARG_SRC), step(kArgExpanded), step(kArgDepthwise), step(DNNL_ARG_DST)};
+    scratch = shared_scratch;
+  }
+  void execute(dnnl::stream&) override {
+    kernel->run(x, e, d, y, residual, scratch, threads, static_cast<int>(images), strides);
+  }
+  std::vector<ByteSpan> weights() const override {
+    return {{kernel->expand().packed_weights(), kernel->expand().packed_weight_bytes()},
+            {kernel->depthwise().packed_weights(), kernel->depthwise().packed_weight_bytes()},
+            {kernel->project().packed_weights(), kernel->project().packed_weight_bytes()}};
+  }
+};
+
+bool build_conv_chain(BuildContext& ctx, const Node& a) {
+  ConvChainNodes c;
+  if (!conv_chain_of(ctx, a, c)) return false;
+  const Graph& g = ctx.graph();
+  auto weights = [&](const Node& n) { return g.constant(n.inputs[1])->f.data(); };
+  auto bias = [&](const Node& n) {
+    return n.inputs.size() > 2 && n.inputs[2] >= 0 ? g.constant(n.inputs[2])->f.data() : nullptr;
+  };
+  float lo[3], hi[3];
+  OutAct act[3];
+  Residual residual;
+  int sum_input = -1, sum_none;
+  own_epilogue_of(*c.expand, lo[0], hi[0], act[0], residual, sum_none);
+  own_epilogue_of(*c.dw, lo[1], hi[1], act[1], residual, sum_none);
+  own_epilogue_of(*c.project, lo[2], hi[2], act[2], residual, sum_input);
+  const std::int64_t images = g.value(a.inputs[0]).shape[0];
+  auto chain = std::make_unique<ConvChain>(
+      std::make_unique<Conv1x1Pre>(c.ex, weights(*c.expand), bias(*c.expand), PreActivation{}, lo[0], hi[0], act[0]),
+      std::make_unique<GroupConv>(c.g, weights(*c.dw), bias(*c.dw), lo[1], hi[1], act[1]),
+      std::make_unique<Conv1x1Pre>(c.pr, weights(*c.project), bias(*c.project), PreActivation{}, lo[2], hi[2], act[2]));
+  auto op = std::make_unique<ConvChainOp>(std::move(chain), omp_get_max_threads(), images);
+  op->acts[DNNL_ARG_SRC] = ctx.input_images(a.inputs[0]);
+  op->acts[ConvChainOp::kArgExpanded] = ctx.output(a.outputs[0], Form::Blocked);
+  op->acts[ConvChainOp::kArgDepthwise] = ctx.output(c.dw->outputs[0], Form::Blocked);
+  // (a residual is read with dst's image step: packed, as it is)
+  if (sum_input >= 0) op->acts[DNNL_ARG_SRC_1] = ctx.input(sum_input, Form::Blocked);
+  const int y = c.project->outputs[0];
+  op->acts[DNNL_ARG_DST] = sum_input >= 0 ? ctx.output(y, Form::Blocked) : ctx.output_images(y);
+  op->name = a.label() + " > " + c.dw->label() + " > " + c.project->label();
+  op->impl = std::string("vinfer:conv_chain") + (channel_block() == 16 ? "_avx512" : "_avx2");
+  op->flops = 2.0 * static_cast<double>(images) *
+              (static_cast<double>(c.ex.ic) * c.ex.oc * c.ex.hw + static_cast<double>(c.g.c) * c.g.k * c.g.k * c.g.oh * c.g.ow +
+               static_cast<double>(c.pr.ic) * c.pr.oc * c.pr.hw);
+  ctx.add(std::move(op));
+  return true;
+}
+
+// Whether node n is the depthwise convolution or the projection of a chain
+// that its expansion's op runs.
+bool conv_chain_absorbed(const BuildContext& ctx, const Node& n) {
+  if (n.op != "Conv" || n.inputs.empty()) return false;
+  ConvChainNodes c;
+  const Node* p = ctx.producer(n.inputs[0]);  // the expansion, if n is the depthwise convolution
+  if (p && conv_chain_of(ctx, *p, c) && c.dw == &n) return true;
+  const Node* pp = p && p->op == "Conv" && !p->inputs.empty() ? ctx.producer(p->inputs[0]) : nullptr;
+  return pp && conv_chain_of(ctx, *pp, c) && c.project == &n;
+}
+
 }  // namespace
 
 bool channel_scale_absorbed(const BuildContext& ctx, const Node& mul) {
@@ -1161,7 +1320,7 @@ void build_int8_conv(BuildContext& ctx, const Node& n, const detail::WindowParam
 }  // namespace
 
 void build_conv(BuildContext& ctx, const Node& n) {
-  if (squeeze_excite_absorbed(ctx, n)) return;
+  if (squeeze_excite_absorbed(ctx, n) || conv_chain_absorbed(ctx, n) || build_conv_chain(ctx, n)) return;
   if (const Node* s = absorbable_scale_shift(ctx, n)) return build_preact_conv1x1(ctx, n, *s);
   if (ChannelScale cs; absorbable_channel_scale(ctx, n, cs)) return build_scaled_conv1x1(ctx, n, cs);
   const Graph& g = ctx.graph();

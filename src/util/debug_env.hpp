@@ -32,6 +32,7 @@ enum class DebugVar {
   WinogradInt8,       // VINFER_WINOGRAD_INT8=0: int8 3x3s on oneDNN's direct kernels, not vinfer's Winograd
   SqueezeExcite,      // VINFER_SQUEEZE_EXCITE=0: squeeze-and-excite's pool and two 1x1s as three ops
   Gelu,               // VINFER_GELU=onednn: GELU after a matrix product as oneDNN's post-op, not vinfer's pass
+  ConvChain,          // VINFER_CONV_CHAIN=0: an inverted residual's three convolutions as three ops, not one pass
 };
 
 // The variable's value, or nullptr when unset. Read at each call (cheap, and

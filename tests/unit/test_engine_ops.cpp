@@ -644,6 +644,80 @@ TEST(EngineOps, NarrowGroupConvolutions) {
   }
 }
 
+// An inverted residual (1x1 expansion, depthwise convolution, 1x1
+// projection, and the block's residual or not) runs as one op, vinfer's
+// chain (conv_chain.hpp), exact against the reference, and bit for bit what
+// the same three kernels give run one after another (VINFER_CONV_CHAIN=0
+// with vinfer's 1x1 and depthwise kernels forced): every output row and
+// every expanded row computed, with 1 to 3 threads (the rows a thread shares
+// with its neighbours: 3x3 and 5x5, stride 1 and 2, odd maps, a batch,
+// a partial channel block). Not where the map has fewer than 7 rows a
+// thread (one thread takes 7 rows), nor from 16 input channels or fewer.
+TEST(EngineOps, InvertedResidualInOnePass) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::int64_t expanded, out, k, stride;
+    bool residual;
+  };
+  const Case cases[] = {
+      {"MobileNetV2's, 3x3, residual", {1, 24, 28, 28}, 72, 24, 3, 1, true},
+      {"5x5, stride 2, odd map", {1, 24, 31, 29}, 96, 40, 5, 2, false},
+      {"batch 2, a partial block, residual", {2, 40, 21, 17}, 120, 40, 3, 1, true},
+      {"5x5, stride 1, tall map", {1, 32, 45, 9}, 64, 24, 5, 1, false},
+      {"3x3, stride 2", {1, 24, 42, 14}, 48, 32, 3, 2, false},
+      {"a map of 7 rows", {1, 24, 7, 7}, 48, 24, 3, 1, true},
+      {"16 input channels", {1, 16, 28, 28}, 48, 24, 3, 1, false},
+  };
+  const detail::IsaLevel level = detail::cpu_features().level;
+  unsigned seed = 300;
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", c.x);
+    const std::int64_t ic = c.x[1];
+    auto conv = [&](int in, std::int64_t from, std::int64_t to, std::int64_t k, std::int64_t group, std::int64_t stride) {
+      const int w = g.add_constant("w" + std::to_string(seed), test::random_tensor({to, from / group, k, k}, seed));
+      const int b = g.add_constant("b" + std::to_string(seed), test::random_tensor({to}, seed + 1));
+      seed += 2;
+      const std::int64_t pad = k / 2;
+      return g.add_node("Conv", {in, w, b},
+                        {{"group", group}, {"strides", Ints{stride, stride}}, {"pads", Ints{pad, pad, pad, pad}}})[0];
+    };
+    auto relu6 = [&](int v) { return g.add_node("Clip", {v}, {{"min", 0.f}, {"max", 6.f}, {"vinfer.opset", std::int64_t{6}}})[0]; };
+    const int e = relu6(conv(x, ic, c.expanded, 1, 1, 1));
+    const int d = g.add_node("Relu", {conv(e, c.expanded, c.expanded, c.k, c.expanded, c.stride)})[0];
+    int y = conv(d, c.expanded, c.out, 1, 1, 1);
+    if (c.residual) y = g.add_node("Add", {y, x})[0];
+    g.mark_output(y);
+    const bool runs = level == detail::IsaLevel::Avx512 || (level == detail::IsaLevel::Avx2 && c.k == 3);
+    for (const int threads : {1, 2, 3}) {
+      const std::string what = std::string(c.what) + ", " + std::to_string(threads) + " thread(s)";
+      EXPECT_LT(cpu_vs_reference(g), 1e-5) << what;
+      auto run = [&](bool chain, std::string& impls) {
+        if (!chain) ::setenv("VINFER_CONV_CHAIN", "0", 1);
+        ::setenv("VINFER_GROUP_CONV", "vinfer", 1);
+        ::setenv("VINFER_CONV1X1", "vinfer", 1);
+        EngineOptions opt;
+        opt.threads = threads;
+        Model m = Model::from_graph(g, "test", opt);
+        ::unsetenv("VINFER_CONV_CHAIN"), ::unsetenv("VINFER_GROUP_CONV"), ::unsetenv("VINFER_CONV1X1");
+        const TensorData in = test::random_tensor(m.input_shape(), 3);
+        std::vector<float> out(m.output_size());
+        impls.clear();
+        for (const LayerProfile& l : m.profile(in.f.data(), out.data())) impls += l.impl + " ";
+        return out;
+      };
+      std::string chained, apart;
+      const std::vector<float> one = run(true, chained), three = run(false, apart);
+      const std::int64_t oh = (c.x[2] + 2 * (c.k / 2) - c.k) / c.stride + 1;
+      const bool expect = runs && ic > 16 && oh >= 7 * threads;
+      EXPECT_EQ(chained.find("vinfer:conv_chain") != std::string::npos, expect) << what << ": " << chained;
+      EXPECT_EQ(apart.find("vinfer:conv_chain"), std::string::npos) << what << ": " << apart;
+      EXPECT_EQ(one, three) << what;
+    }
+  }
+}
+
 // Runs an element-wise kernel (x padded to whole vectors) on each ISA this
 // CPU has, AVX2 and AVX-512, and check(isa's name, y) on its output;
 // returns on how many it ran.
