@@ -159,6 +159,7 @@ struct Conv1x1Kernels {
     // EfficientNet's are added after a convolution without activation)
     if (a.res) tiles<true, OutAct::Clamp>(g, a, p0, n, oc0, oc1, packed, pf);
     else if (a.act == OutAct::Swish) tiles<false, OutAct::Swish>(g, a, p0, n, oc0, oc1, packed, pf);
+    else if (a.act == OutAct::HardSwish) tiles<false, OutAct::HardSwish>(g, a, p0, n, oc0, oc1, packed, pf);
     else tiles<false, OutAct::Clamp>(g, a, p0, n, oc0, oc1, packed, pf);
   }
 };

@@ -280,6 +280,7 @@ struct GroupConvKernels {
 
   static void run_band(const GroupConvBand& r) {
     if (r.act == OutAct::Swish) band_for<OutAct::Swish>(r);
+    else if (r.act == OutAct::HardSwish) band_for<OutAct::HardSwish>(r);
     else band_for<OutAct::Clamp>(r);
   }
 };

@@ -154,9 +154,11 @@ bool clamp_of(const Node& n, float& lo, float& hi) {
 }
 
 // The epilogue vinfer's Winograd applies for a node, if its post-ops are at
-// most one function (Relu or Clip: a clamp to [lo, hi]; Swish: SiLU) and one
+// most one function (Relu or Clip: a clamp to [lo, hi]; Swish: SiLU; with
+// hard_swish, HardSwish: the 1x1 and narrow-group kernels take it) and one
 // residual Sum, before or after it (sum_input: its operand, or -1).
-bool own_epilogue_of(const Node& n, float& lo, float& hi, OutAct& act, Residual& residual, int& sum_input) {
+bool own_epilogue_of(const Node& n, float& lo, float& hi, OutAct& act, Residual& residual, int& sum_input,
+                     bool hard_swish = false) {
   lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   act = OutAct::Clamp, residual = Residual::None, sum_input = -1;
   bool function = false;
@@ -172,6 +174,7 @@ bool own_epilogue_of(const Node& n, float& lo, float& hi, OutAct& act, Residual&
     if (po.kind == PostOp::Relu) lo = 0.f;
     else if (po.kind == PostOp::Clip) lo = po.alpha, hi = po.beta;
     else if (po.kind == PostOp::Swish) act = OutAct::Swish;
+    else if (po.kind == PostOp::HardSwish && hard_swish) act = OutAct::HardSwish;
     else return false;
   }
   return true;
@@ -591,6 +594,7 @@ void add_plain_conv1x1(BuildContext& ctx, const Node& n, const Conv1x1Geometry& 
 // it runs; oneDNN's cannot. A 1x1 that ends in SiLU it takes on any map: there
 // oneDNN's 1x1 kernel spends more time on the function than on the
 // convolution (EfficientNet's expansions; with AVX2, oneDNN's was as fast).
+// One that ends in HardSwish only where VINFER_CONV1X1=vinfer forces it.
 bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, const Shape& ys, const detail::WindowParams& p,
                          const TensorData& w, const TensorData* b, Form in_form) {
   int sum_input;
@@ -600,10 +604,12 @@ bool build_plain_conv1x1(BuildContext& ctx, const Node& n, const Shape& xs, cons
                           p.pads_end == std::vector<std::int64_t>{0, 0} && p.strides.size() == 2 &&
                           p.strides[0] == p.strides[1] && (p.strides[0] == 1 || p.strides[0] == 2);
   const bool clamp = epilogue_of(n, true, sum_input, lo, hi);
-  const OutAct act = n.post_ops.size() == 1 && n.post_ops[0].kind == PostOp::Swish ? OutAct::Swish : OutAct::Clamp;
+  const PostOp::Kind fn = n.post_ops.size() == 1 ? n.post_ops[0].kind : PostOp::Sum;
+  const OutAct act = fn == PostOp::Swish ? OutAct::Swish : fn == PostOp::HardSwish ? OutAct::HardSwish : OutAct::Clamp;
   if (!clamp && act == OutAct::Clamp) return false;
   bool anywhere;
   if (!plain_conv1x1_allowed(anywhere) || in_form != Form::Blocked || !one_by_one) return false;
+  if (act == OutAct::HardSwish && !anywhere) return false;  // (oneDNN's, unless forced: not measured against it)
   Conv1x1Geometry geo;
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(w.shape[0]), geo.hw = static_cast<int>(ys[2] * ys[3]);
   geo.block = channel_block();
@@ -720,7 +726,7 @@ bool own_group_conv_geometry(const BuildContext& ctx, const Node& n, const Shape
   OutAct act;
   Residual residual;
   int sum_input;
-  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || sum_input >= 0) return false;
+  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input, true) || sum_input >= 0) return false;
   if (G == xs[1] && ((p.kernel[0] != 3 && (p.kernel[0] != 5 || channel_block() != 16)) || p.strides[0] > 2)) return false;
   timed = G == xs[1] && act != OutAct::Swish;
   geo.c = static_cast<int>(xs[1]), geo.gw = static_cast<int>(xs[1] / G);
@@ -745,11 +751,11 @@ bool depthwise_on_vinfer(BuildContext& ctx, const Node& n, const GroupConvGeomet
   OutAct act;
   Residual residual;
   int sum_input;
-  own_epilogue_of(n, lo, hi, act, residual, sum_input);
-  char key[200];
-  std::snprintf(key, sizeof key, "depthwise %d %dx%d>%dx%d k %d stride %d pad %d,%d block %d threads %d bias %d clamp %g,%g of 0 1",
+  own_epilogue_of(n, lo, hi, act, residual, sum_input, true);
+  char key[220];
+  std::snprintf(key, sizeof key, "depthwise %d %dx%d>%dx%d k %d stride %d pad %d,%d block %d threads %d bias %d %s %g,%g of 0 1",
                 geo.c, geo.h, geo.w, geo.oh, geo.ow, geo.k, geo.stride, geo.pad_t, geo.pad_l, geo.block,
-                omp_get_max_threads(), b ? 1 : 0, lo, hi);
+                omp_get_max_threads(), b ? 1 : 0, act == OutAct::HardSwish ? "hardswish" : "clamp", lo, hi);
   const int choice = tuned_choice(key, [&] {
            const dnnl::engine& eng = ctx.engine();
            const memory::desc src_md = blocked_md({1, geo.c, geo.h, geo.w}), dst_md = blocked_md({1, geo.c, geo.oh, geo.ow});
@@ -782,7 +788,7 @@ bool depthwise_on_vinfer(BuildContext& ctx, const Node& n, const GroupConvGeomet
            dnnl::stream stream(eng);
            // vinfer's
            const int threads = omp_get_max_threads();
-           const GroupConv mine(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi);
+           const GroupConv mine(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi, act);
            Block scratch = aligned_block(mine.scratch_bytes(threads));
            const auto warm = [&] { touch(src, src_bytes); };
            const TuneResult r = fastest({{[&] { prim.execute(stream, args), stream.wait(); }, warm},
@@ -804,7 +810,7 @@ void build_own_group_conv(BuildContext& ctx, const Node& n, const GroupConvGeome
   OutAct act;
   Residual residual;
   int sum_input;
-  own_epilogue_of(n, lo, hi, act, residual, sum_input);
+  own_epilogue_of(n, lo, hi, act, residual, sum_input, true);
   const std::int64_t images = ctx.graph().value(n.inputs[0]).shape[0];
   auto op = std::make_unique<OwnConvOp<GroupConv>>(
       std::make_unique<GroupConv>(geo, w.f.data(), b ? b->f.data() : nullptr, lo, hi, act), omp_get_max_threads(), images);
@@ -847,7 +853,7 @@ bool chain_conv1x1(const BuildContext& ctx, const Node& n, bool allow_sum, Conv1
   OutAct act;
   Residual residual;
   int sum_input;
-  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input) || (sum_input >= 0 && (!allow_sum || act != OutAct::Clamp || residual != Residual::BeforeAct)))
+  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input, true) || (sum_input >= 0 && (!allow_sum || act != OutAct::Clamp || residual != Residual::BeforeAct)))
     return false;
   geo = {};
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(ys[1]), geo.hw = static_cast<int>(ys[2] * ys[3]);
@@ -938,9 +944,9 @@ bool build_conv_chain(BuildContext& ctx, const Node& a) {
   OutAct act[3];
   Residual residual;
   int sum_input = -1, sum_none;
-  own_epilogue_of(*c.expand, lo[0], hi[0], act[0], residual, sum_none);
-  own_epilogue_of(*c.dw, lo[1], hi[1], act[1], residual, sum_none);
-  own_epilogue_of(*c.project, lo[2], hi[2], act[2], residual, sum_input);
+  own_epilogue_of(*c.expand, lo[0], hi[0], act[0], residual, sum_none, true);
+  own_epilogue_of(*c.dw, lo[1], hi[1], act[1], residual, sum_none, true);
+  own_epilogue_of(*c.project, lo[2], hi[2], act[2], residual, sum_input, true);
   const std::int64_t images = g.value(a.inputs[0]).shape[0];
   auto chain = std::make_unique<ConvChain>(
       std::make_unique<Conv1x1Pre>(c.ex, weights(*c.expand), bias(*c.expand), PreActivation{}, lo[0], hi[0], act[0]),

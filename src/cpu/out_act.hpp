@@ -5,8 +5,10 @@
 
 namespace vinfer::cpu {
 
-// A clamp to [lo, hi] (none, ReLU, Clip), or SiLU (x * sigmoid(x), EfficientNet's).
-enum class OutAct : int { Clamp, Swish };
+// A clamp to [lo, hi] (none, ReLU, Clip), SiLU (x * sigmoid(x),
+// EfficientNet's), or HardSwish (x * min(max(x / 6 + 1/2, 0), 1),
+// MobileNetV3's, as oneDNN's post-op computes it).
+enum class OutAct : int { Clamp, Swish, HardSwish };
 
 // Where a residual (a tensor shaped as the output) is added: nowhere, before
 // the function (ResNet's order: the sum, then ReLU), or after it
@@ -35,6 +37,11 @@ struct OutActs {
   // kernel, but Intel's AVX-512 divides a vector in 8-10 cycles on a port
   // the FMAs need.
   static V swish(V x) { return I::mul(x, sigmoid(x)); }
+
+  static V hard_swish(V x) {
+    const V gate = I::min(I::max(I::fmadd(x, I::set1(1.f / 6), I::set1(0.5f)), I::zero()), I::set1(1.f));
+    return I::mul(x, gate);
+  }
 
   // 1 / (1 + e^-x), as above.
   static V sigmoid(V x) {
@@ -88,6 +95,7 @@ struct OutActs {
   template <OutAct A>
   static V apply(V x, V lo, V hi) {
     if constexpr (A == OutAct::Swish) return swish(x);
+    else if constexpr (A == OutAct::HardSwish) return hard_swish(x);
     else return I::min(I::max(x, lo), hi);
   }
 };

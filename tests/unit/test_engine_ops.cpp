@@ -651,17 +651,19 @@ TEST(EngineOps, NarrowGroupConvolutions) {
 // with vinfer's 1x1 and depthwise kernels forced): every output row and
 // every expanded row computed, with 1 to 3 threads (the rows a thread shares
 // with its neighbours: 3x3 and 5x5, stride 1 and 2, odd maps, a batch,
-// a partial channel block). Not where the map has fewer than 7 rows a
+// a partial channel block; ReLU6 and ReLU, or HardSwish). Not where the map has fewer than 7 rows a
 // thread (one thread takes 7 rows), nor from 16 input channels or fewer.
 TEST(EngineOps, InvertedResidualInOnePass) {
   struct Case {
     const char* what;
     Shape x;
     std::int64_t expanded, out, k, stride;
-    bool residual;
+    bool residual, hard_swish = false;
   };
   const Case cases[] = {
       {"MobileNetV2's, 3x3, residual", {1, 24, 28, 28}, 72, 24, 3, 1, true},
+      {"MobileNetV3's, HardSwish, residual", {1, 40, 14, 14}, 120, 40, 3, 1, true, true},
+      {"HardSwish, 5x5, stride 2", {1, 24, 29, 29}, 72, 40, 5, 2, false, true},
       {"5x5, stride 2, odd map", {1, 24, 31, 29}, 96, 40, 5, 2, false},
       {"batch 2, a partial block, residual", {2, 40, 21, 17}, 120, 40, 3, 1, true},
       {"5x5, stride 1, tall map", {1, 32, 45, 9}, 64, 24, 5, 1, false},
@@ -684,8 +686,9 @@ TEST(EngineOps, InvertedResidualInOnePass) {
                         {{"group", group}, {"strides", Ints{stride, stride}}, {"pads", Ints{pad, pad, pad, pad}}})[0];
     };
     auto relu6 = [&](int v) { return g.add_node("Clip", {v}, {{"min", 0.f}, {"max", 6.f}, {"vinfer.opset", std::int64_t{6}}})[0]; };
-    const int e = relu6(conv(x, ic, c.expanded, 1, 1, 1));
-    const int d = g.add_node("Relu", {conv(e, c.expanded, c.expanded, c.k, c.expanded, c.stride)})[0];
+    auto act = [&](int v, const char* other) { return c.hard_swish ? g.add_node("HardSwish", {v})[0] : other ? g.add_node(other, {v})[0] : relu6(v); };
+    const int e = act(conv(x, ic, c.expanded, 1, 1, 1), nullptr);
+    const int d = act(conv(e, c.expanded, c.expanded, c.k, c.expanded, c.stride), "Relu");
     int y = conv(d, c.expanded, c.out, 1, 1, 1);
     if (c.residual) y = g.add_node("Add", {y, x})[0];
     g.mark_output(y);
