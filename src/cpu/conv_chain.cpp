@@ -18,7 +18,7 @@ std::size_t lines(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
 }  // namespace
 
 bool ConvChain::supports(const Conv1x1Geometry& ex, const GroupConvGeometry& dw, const Conv1x1Geometry& pr, int threads) {
-  return !ex.gathers() && !pr.gathers() && ex.ic > 16 && dw.gw == 1 && ex.block == dw.block && pr.block == dw.block &&
+  return !ex.gathers() && !pr.gathers() && ex.ic > 16 && ex.block == dw.block && pr.block == dw.block &&
          ex.oc == dw.c && pr.ic == dw.c && ex.hw == dw.h * dw.w && pr.hw == dw.oh * dw.ow &&
          dw.oh >= 7 * std::max(1, threads) && Conv1x1Pre::supports(ex) && Conv1x1Pre::supports(pr) &&
          GroupConv::supports(dw);

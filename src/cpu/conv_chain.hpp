@@ -1,7 +1,8 @@
 // Internal: an inverted-residual block's three convolutions (MobileNetV2's,
 // MNASNet's): a 1x1 expansion, a depthwise convolution and a 1x1 projection
 // (with the block's residual), run as one pass down the map instead of three
-// passes over it. Run one after another, each layer writes a whole tensor
+// passes over it; so too ResNeXt's bottlenecks, whose middle convolution has
+// groups of 2 to 8 channels (group_conv.hpp's). Run one after another, each layer writes a whole tensor
 // (the expansion's 144 channels of 56x56 are 1.8 MB) that the next reads
 // back after it has left the core's L2; in one pass each thread takes its
 // own output rows and, a few rows at a time, expands the input rows they
@@ -35,10 +36,10 @@ struct ConvChainStrides {
 
 class ConvChain {
  public:
-  // Whether the three fit together: a 1x1 of stride 1 whose output the
-  // depthwise convolution (gw 1) reads, whose output the 1x1 projection of
-  // stride 1 reads, in one channel block; the output at least 7 rows a
-  // thread.
+  // Whether the three fit together: a 1x1 of stride 1 (from more than 16
+  // channels) whose output the depthwise or narrow-group convolution reads,
+  // whose output the 1x1 projection of stride 1 reads, in one channel
+  // block; the output at least 7 rows a thread.
   static bool supports(const Conv1x1Geometry& expand, const GroupConvGeometry& dw, const Conv1x1Geometry& project,
                        int threads);
 
@@ -53,7 +54,7 @@ class ConvChain {
            const ConvChainStrides& strides) const;
 
   const Conv1x1Pre& expand() const { return *expand_; }
-  const GroupConv& depthwise() const { return *dw_; }
+  const GroupConv& depthwise() const { return *dw_; }  // (or narrow-group)
   const Conv1x1Pre& project() const { return *project_; }
 
  private:

@@ -887,7 +887,7 @@ bool conv_chain_of(const BuildContext& ctx, const Node& a, ConvChainNodes& c) {
   const Shape& ys = g.value(c.dw->outputs[0]).shape;
   bool timed;
   if (w->shape.size() != 4 || xs.size() != 4 ||
-      !own_group_conv_geometry(ctx, *c.dw, xs, ys, detail::conv_params(*c.dw, xs, w->shape), *w, c.g, timed) || c.g.gw != 1)
+      !own_group_conv_geometry(ctx, *c.dw, xs, ys, detail::conv_params(*c.dw, xs, w->shape), *w, c.g, timed))
     return false;
   c.project = only_reader(ctx, c.dw->outputs[0]);
   return c.project && c.project->inputs[0] == c.dw->outputs[0] && chain_conv1x1(ctx, *c.project, true, c.pr) &&
