@@ -487,29 +487,22 @@ struct ChainFixture {
   }
 };
 
-void BM_ChainOnePass(benchmark::State& st, ShapeChain s) {
+// one_pass: the chain; else its three kernels one after another.
+void BM_Chain(benchmark::State& st, ShapeChain s, bool one_pass) {
   const int threads = static_cast<int>(st.range(0));
   omp_set_num_threads(threads);
   ChainFixture f(s, threads);
   if (!f.chain) return st.SkipWithError("no chain for this CPU or shape");
+  const float* res = f.residual ? f.x.data() : nullptr;
   for (auto _ : st) {
     evict_caches(st);
-    f.chain->run(f.x.data(), f.e.data(), f.d.data(), f.y.data(), f.residual ? f.x.data() : nullptr, f.scratch.get(),
-                 threads, 1, f.strides);
-  }
-  st.counters["GFLOP/s"] = benchmark::Counter(f.flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
-
-void BM_ChainThreeKernels(benchmark::State& st, ShapeChain s) {
-  const int threads = static_cast<int>(st.range(0));
-  omp_set_num_threads(threads);
-  ChainFixture f(s, threads);
-  if (!f.chain) return st.SkipWithError("no chain for this CPU or shape");
-  for (auto _ : st) {
-    evict_caches(st);
+    if (one_pass) {
+      f.chain->run(f.x.data(), f.e.data(), f.d.data(), f.y.data(), res, f.scratch.get(), threads, 1, f.strides);
+      continue;
+    }
     f.chain->expand().run(f.x.data(), f.e.data(), f.scratch.get(), threads);
     f.chain->depthwise().run(f.e.data(), f.d.data(), f.scratch.get(), threads);
-    f.chain->project().run(f.d.data(), f.y.data(), f.scratch.get(), threads, nullptr, f.residual ? f.x.data() : nullptr);
+    f.chain->project().run(f.d.data(), f.y.data(), f.scratch.get(), threads, nullptr, res);
   }
   st.counters["GFLOP/s"] = benchmark::Counter(f.flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
@@ -524,8 +517,8 @@ void BM_ChainThreeKernels(benchmark::State& st, ShapeChain s) {
   X(ChainMnasNet_56, {24, 72, 24, 56, 1, 3})          \
   X(ChainMnasNet_28_5x5, {40, 120, 40, 28, 1, 5})
 #define REGISTER_CHAIN(name, ...)                                                                                  \
-  BENCHMARK_CAPTURE(BM_ChainOnePass, name, ShapeChain __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
-  BENCHMARK_CAPTURE(BM_ChainThreeKernels, name, ShapeChain __VA_ARGS__)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
+  BENCHMARK_CAPTURE(BM_Chain, name##_one_pass, ShapeChain __VA_ARGS__, true)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_Chain, name##_three_kernels, ShapeChain __VA_ARGS__, false)->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 SHAPES_CHAIN(REGISTER_CHAIN)
 
 }  // namespace

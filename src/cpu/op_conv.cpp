@@ -26,44 +26,68 @@
 namespace vinfer::cpu {
 namespace {
 
+// A kernel's scratch, as the op declares it (the program's shared scratchpad).
+memory::desc scratch_desc(std::size_t bytes) {
+  return memory::desc({static_cast<memory::dim>(bytes / sizeof(float))}, memory::data_type::f32, Tag::a);
+}
+
+// Floats from one image of a blocked tensor to the next (more than its
+// size where it is a view into a concatenation).
+std::size_t image_floats(const TensorRef& t, std::int64_t images) {
+  return (t.image_bytes ? t.image_bytes : t.md.get_size() / static_cast<std::size_t>(images)) / sizeof(float);
+}
+
 // An op run by one of vinfer's own convolution kernels (Winograd3x3,
 // Conv1x1Pre, GroupConv): its scratch is the program's shared scratchpad,
 // warm from the layers before. Blocked tensors hold a batch's images one
 // after another: Conv1x1Pre and GroupConv take them all (each thread's
 // weights read once for all), Winograd3x3 as many at a time as it was made
 // for (its geometry's images).
+// What every op run by one of vinfer's kernels holds: the kernel, its
+// threads, the batch's images, and (bound) the shared scratchpad.
 template <class Kernel>
-class OwnConvOp : public CpuOp {
+class KernelOp : public CpuOp {
  public:
-  OwnConvOp(std::unique_ptr<Kernel> k, int threads, std::int64_t images)
+  KernelOp(std::unique_ptr<Kernel> k, int threads, std::int64_t images)
       : kernel(std::move(k)), threads(threads), images(images) {
-    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
-                              memory::data_type::f32, Tag::a);
+    scratch_md = scratch_desc(kernel->scratch_bytes(threads));
   }
   std::unique_ptr<Kernel> kernel;
   int threads;
   std::int64_t images;
+  void* scratch = nullptr;
+  void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
+    CpuOp::bind(eng, address, shared_scratch);
+    scratch = shared_scratch;
+  }
+};
+
+template <class Kernel>
+class OwnConvOp : public KernelOp<Kernel> {
+ public:
+  using KernelOp<Kernel>::KernelOp;
+  using KernelOp<Kernel>::kernel;
+  using KernelOp<Kernel>::threads;
+  using KernelOp<Kernel>::images;
+  using KernelOp<Kernel>::args;
+  using KernelOp<Kernel>::acts;
+  using KernelOp<Kernel>::prefetch;
+  using KernelOp<Kernel>::scratch;
   std::size_t src_image = 0, dst_image = 0;  // floats per image
   const float* src = nullptr;
   const float* residual = nullptr;  // acts[DNNL_ARG_SRC_1], if any, shaped as dst
   const float* scale = nullptr;     // acts[DNNL_ARG_SRC_2], if any: Conv1x1Pre's per-image input scale
   std::size_t scale_image = 0;
   float* dst = nullptr;
-  void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
-    CpuOp::bind(eng, address, shared_scratch);
+    KernelOp<Kernel>::bind(eng, address, shared_scratch);
     src = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
-    // (images apart by more than their size: views into a concatenation)
-    auto step = [&](int arg) {
-      const TensorRef& t = acts.at(arg);
-      return (t.image_bytes ? t.image_bytes : t.md.get_size() / static_cast<std::size_t>(images)) / sizeof(float);
-    };
+    auto step = [&](int arg) { return image_floats(acts.at(arg), images); };
     src_image = step(DNNL_ARG_SRC), dst_image = step(DNNL_ARG_DST);
     if (args.count(DNNL_ARG_SRC_1)) residual = static_cast<const float*>(args.at(DNNL_ARG_SRC_1).get_data_handle());
     if (args.count(DNNL_ARG_SRC_2))
       scale = static_cast<const float*>(args.at(DNNL_ARG_SRC_2).get_data_handle()), scale_image = step(DNNL_ARG_SRC_2);
-    scratch = shared_scratch;
     if constexpr (std::is_same_v<Kernel, Winograd3x3>) kernel->set_image_strides(src_image, dst_image);
   }
   void execute(dnnl::stream&) override {
@@ -106,24 +130,15 @@ std::vector<ByteSpan> OwnConvOp<GroupConv>::weights() const {
 
 // An int8 3x3 run by vinfer's Winograd (winograd_u8.hpp): u8 channels-last
 // in, u8 or float32 channels-last out.
-class WinogradU8Op : public CpuOp {
+class WinogradU8Op : public KernelOp<WinogradU8> {
  public:
-  WinogradU8Op(std::unique_ptr<WinogradU8> k, int threads, std::int64_t images)
-      : kernel(std::move(k)), threads(threads), images(images) {
-    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
-                              memory::data_type::f32, Tag::a);
-  }
-  std::unique_ptr<WinogradU8> kernel;
-  int threads;
-  std::int64_t images;
+  using KernelOp::KernelOp;
   const std::uint8_t* src = nullptr;
   void* dst = nullptr;
-  void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
-    CpuOp::bind(eng, address, shared_scratch);
+    KernelOp::bind(eng, address, shared_scratch);
     src = static_cast<const std::uint8_t*>(args.at(DNNL_ARG_SRC).get_data_handle());
     dst = args.at(DNNL_ARG_DST).get_data_handle();
-    scratch = shared_scratch;
   }
   void execute(dnnl::stream&) override { kernel->run(src, dst, scratch, threads, static_cast<int>(images)); }
   std::vector<ByteSpan> weights() const override { return {{kernel->packed_weights(), kernel->packed_weight_bytes()}}; }
@@ -853,8 +868,8 @@ bool chain_conv1x1(const BuildContext& ctx, const Node& n, bool allow_sum, Conv1
   OutAct act;
   Residual residual;
   int sum_input;
-  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input, true) || (sum_input >= 0 && (!allow_sum || act != OutAct::Clamp || residual != Residual::BeforeAct)))
-    return false;
+  if (!own_epilogue_of(n, lo, hi, act, residual, sum_input, true)) return false;
+  if (sum_input >= 0 && (!allow_sum || act != OutAct::Clamp || residual != Residual::BeforeAct)) return false;
   geo = {};
   geo.ic = static_cast<int>(xs[1]), geo.oc = static_cast<int>(ys[1]), geo.hw = static_cast<int>(ys[2] * ys[3]);
   geo.block = channel_block();
@@ -895,32 +910,20 @@ bool conv_chain_of(const BuildContext& ctx, const Node& a, ConvChainNodes& c) {
 }
 
 // An op that runs a ConvChain.
-class ConvChainOp : public CpuOp {
+class ConvChainOp : public KernelOp<ConvChain> {
  public:
   static constexpr int kArgExpanded = DNNL_ARG_MULTIPLE_SRC, kArgDepthwise = DNNL_ARG_MULTIPLE_SRC + 1;
-  ConvChainOp(std::unique_ptr<ConvChain> k, int threads, std::int64_t images)
-      : kernel(std::move(k)), threads(threads), images(images) {
-    scratch_md = memory::desc({static_cast<memory::dim>(kernel->scratch_bytes(threads) / sizeof(float))},
-                              memory::data_type::f32, Tag::a);
-  }
-  std::unique_ptr<ConvChain> kernel;
-  int threads;
-  std::int64_t images;
+  using KernelOp::KernelOp;
   ConvChainStrides strides;
   const float *x = nullptr, *residual = nullptr;
   float *e = nullptr, *d = nullptr, *y = nullptr;
-  void* scratch = nullptr;
   void bind(const dnnl::engine& eng, const std::function<void*(int)>& address, void* shared_scratch) override {
-    CpuOp::bind(eng, address, shared_scratch);
+    KernelOp::bind(eng, address, shared_scratch);
     auto at = [&](int arg) { return static_cast<float*>(args.at(arg).get_data_handle()); };
-    auto step = [&](int arg) {
-      const TensorRef& t = acts.at(arg);
-      return (t.image_bytes ? t.image_bytes : t.md.get_size() / static_cast<std::size_t>(images)) / sizeof(float);
-    };
+    auto step = [&](int arg) { return image_floats(acts.at(arg), images); };
     x = at(DNNL_ARG_SRC), e = at(kArgExpanded), d = at(kArgDepthwise), y = at(DNNL_ARG_DST);
     residual = args.count(DNNL_ARG_SRC_1) ? at(DNNL_ARG_SRC_1) : nullptr;
     strides = {step(DNNL_ARG_SRC), step(kArgExpanded), step(kArgDepthwise), step(DNNL_ARG_DST)};
-    scratch = shared_scratch;
   }
   void execute(dnnl::stream&) override {
     kernel->run(x, e, d, y, residual, scratch, threads, static_cast<int>(images), strides);
