@@ -689,8 +689,12 @@ TEST(EngineOps, InvertedResidualInOnePass) {
       return g.add_node("Conv", {in, w, b},
                         {{"group", group}, {"strides", Ints{stride, stride}}, {"pads", Ints{pad, pad, pad, pad}}})[0];
     };
-    auto relu6 = [&](int v) { return g.add_node("Clip", {v}, {{"min", 0.f}, {"max", 6.f}, {"vinfer.opset", std::int64_t{6}}})[0]; };
-    auto act = [&](int v, const char* other) { return c.hard_swish ? g.add_node("HardSwish", {v})[0] : other ? g.add_node(other, {v})[0] : relu6(v); };
+    // HardSwish, or `other` (ReLU6 if none)
+    auto act = [&](int v, const char* other) {
+      if (c.hard_swish) return g.add_node("HardSwish", {v})[0];
+      if (other) return g.add_node(other, {v})[0];
+      return g.add_node("Clip", {v}, {{"min", 0.f}, {"max", 6.f}, {"vinfer.opset", std::int64_t{6}}})[0];
+    };
     const int e = act(conv(x, ic, c.expanded, 1, 1, 1), nullptr);
     const int d = act(conv(e, c.expanded, c.expanded, c.k, c.expanded / c.gw, c.stride), "Relu");
     int y = conv(d, c.expanded, c.out, 1, 1, 1);
