@@ -125,8 +125,12 @@ void Conv1x1Pre::run(const float* src, float* dst, void* scratch, int max_thread
   }
 }
 
+long Conv1x1Pre::tiles(int pixels, int channels) const {
+  return static_cast<long>((pixels + rows_ - 1) / rows_) * ((channels + 2 * g_.block - 1) / (2 * g_.block));
+}
+
 void Conv1x1Pre::run_pixels(const float* src, float* dst, const float* residual, int p0, int p1, int oc0, int oc1,
-                            float* packed) const {
+                            float* packed, PrefetchCursor* pf) const {
   Conv1x1Call c;
   c.src = src, c.w = static_cast<const float*>(w_.get()), c.bias = bias_.data();
   if (!scale_.empty()) c.pre_scale = scale_.data(), c.pre_shift = shift_.data();
@@ -134,7 +138,7 @@ void Conv1x1Pre::run_pixels(const float* src, float* dst, const float* residual,
   const int count = p1 - p0, nb = (count + block_px_ - 1) / block_px_;
   for (int b = 0; b < nb; ++b) {
     const int b0 = p0 + count * b / nb, b1 = p0 + count * (b + 1) / nb;
-    rows_fn_(g_, c, b0, b1 - b0, oc0, oc1, packed, nullptr);
+    rows_fn_(g_, c, b0, b1 - b0, oc0, oc1, packed, pf);
   }
 }
 

@@ -120,9 +120,13 @@ class Conv1x1Pre {
 
   // Pixels [p0, p1) and output channels [oc0, oc1) (multiples of the
   // block, up to oc rounded up to it) of one image, on this thread (no
-  // prefetch, no per-image scale); packed: scratch_bytes(1) bytes of it.
+  // per-image scale), fetching what pf hands out (or nothing: null; not
+  // the layer's own weights); packed: scratch_bytes(1) bytes of it.
   void run_pixels(const float* src, float* dst, const float* residual, int p0, int p1, int oc0, int oc1,
-                  float* packed) const;
+                  float* packed, PrefetchCursor* pf = nullptr) const;
+  // About how many register tiles run_pixels runs for `pixels` pixels of
+  // oc1 - oc0 channels (PrefetchCursor's calls).
+  long tiles(int pixels, int channels) const;
 
   // (oc rounded up to the block)
   const Conv1x1Geometry& geometry() const { return g_; }

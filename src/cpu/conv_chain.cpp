@@ -35,7 +35,7 @@ std::size_t ConvChain::thread_bytes() const {
 std::size_t ConvChain::scratch_bytes(int threads) const { return thread_bytes() * std::max(1, threads); }
 
 void ConvChain::run(const float* x, float* e, float* d, float* y, const float* residual, void* scratch, int max_threads,
-                    int images, const ConvChainStrides& st) const {
+                    int images, const ConvChainStrides& st, const std::vector<ByteSpan>* prefetch) const {
   const GroupConvGeometry& g = dw_->geometry();
   const int B = g.block, e_channels = g.blocks() * B;
   const int y_channels = (project_->geometry().oc + B - 1) / B * B;
@@ -62,6 +62,10 @@ void ConvChain::run(const float* x, float* e, float* d, float* y, const float* r
     int l0 = y0, l1 = y1;
     while (l0 < y1 && first_in(l0) < e0) ++l0;
     while (l1 > l0 && end_in(l1 - 1) > e1) --l1;
+    // The next layers' weights, spread over the thread's register tiles.
+    PrefetchCursor pf(prefetch, t, n,
+                      images * (expand_->tiles((e1 - e0) * g.w, e_channels) + project_->tiles((y1 - y0) * g.ow, y_channels)));
+    pf.own_next = false;
     for (int i = 0; i < images; ++i) {
       const float* xi = x + i * st.x;
       float* ei = e + i * st.e;
@@ -70,11 +74,11 @@ void ConvChain::run(const float* x, float* e, float* d, float* y, const float* r
       const float* ri = residual ? residual + i * st.y : nullptr;
       const auto rows = [&](int a, int b) {
         for (int blk = 0; blk < g.blocks(); ++blk) dw_->run_band(ei, di, blk, a, b, ring);
-        project_->run_pixels(di, yi, ri, a * g.ow, b * g.ow, 0, y_channels, packed_y);
+        project_->run_pixels(di, yi, ri, a * g.ow, b * g.ow, 0, y_channels, packed_y, &pf);
       };
       int expanded = e0;
       const auto expand_to = [&](int row) {
-        if (row > expanded) expand_->run_pixels(xi, ei, nullptr, expanded * g.w, row * g.w, 0, e_channels, packed_e);
+        if (row > expanded) expand_->run_pixels(xi, ei, nullptr, expanded * g.w, row * g.w, 0, e_channels, packed_e, &pf);
         expanded = std::max(expanded, row);
       };
       for (int a = l0; a < l1; a += kChainRows) {

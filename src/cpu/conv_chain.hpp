@@ -23,6 +23,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "cpu/conv1x1.hpp"
 #include "cpu/group_conv.hpp"
@@ -48,10 +49,11 @@ class ConvChain {
   // x: the input; e, d: the expansion's and the depthwise convolution's
   // outputs, written whole (the layers' tensors); y: the output, plus
   // residual (shaped as y) if not null. scratch: 64-byte aligned,
-  // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads.
+  // scratch_bytes(threads) long. Runs on at most `threads` OpenMP threads,
+  // which meanwhile prefetch `prefetch` (the next layers' weights) into L2.
   std::size_t scratch_bytes(int threads) const;
   void run(const float* x, float* e, float* d, float* y, const float* residual, void* scratch, int threads, int images,
-           const ConvChainStrides& strides) const;
+           const ConvChainStrides& strides, const std::vector<ByteSpan>* prefetch = nullptr) const;
 
   const Conv1x1Pre& expand() const { return *expand_; }
   const GroupConv& depthwise() const { return *dw_; }  // (or narrow-group)

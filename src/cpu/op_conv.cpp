@@ -926,8 +926,10 @@ class ConvChainOp : public KernelOp<ConvChain> {
     strides = {step(DNNL_ARG_SRC), step(kArgExpanded), step(kArgDepthwise), step(DNNL_ARG_DST)};
   }
   void execute(dnnl::stream&) override {
-    kernel->run(x, e, d, y, residual, scratch, threads, static_cast<int>(images), strides);
+    kernel->run(x, e, d, y, residual, scratch, threads, static_cast<int>(images), strides,
+                prefetch.empty() ? nullptr : &prefetch);
   }
+  bool prefetches() const override { return true; }
   std::vector<ByteSpan> weights() const override {
     return {{kernel->expand().packed_weights(), kernel->expand().packed_weight_bytes()},
             {kernel->depthwise().packed_weights(), kernel->depthwise().packed_weight_bytes()},
