@@ -884,8 +884,12 @@ const Node* only_reader(const BuildContext& ctx, int value) {
 }
 
 bool conv_chain_of(const BuildContext& ctx, const Node& a, ConvChainNodes& c) {
+  // (where vinfer's plain 1x1s run: by default with AVX-512 only; with AVX2
+  // the chains made MobileNetV2 and MNASNet 5 % slower, `bench_ab` at
+  // VINFER_ISA=avx2 on a Zen 4)
+  bool anywhere;
   if (a.op != "Conv" || ctx.bf16() || ctx.int8() || ctx.recording() || !simd_block_runs(channel_block()) ||
-      detail::debug_env_is(detail::DebugVar::ConvChain, "0") || detail::debug_env_is(detail::DebugVar::Conv1x1, "onednn") ||
+      detail::debug_env_is(detail::DebugVar::ConvChain, "0") || !plain_conv1x1_allowed(anywhere) ||
       !chain_conv1x1(ctx, a, false, c.ex) || absorbable_scale_shift(ctx, a) || squeeze_excite_absorbed(ctx, a))
     return false;
   if (ChannelScale cs; absorbable_channel_scale(ctx, a, cs)) return false;
