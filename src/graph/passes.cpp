@@ -531,6 +531,24 @@ int fuse_residual_add(Graph& g) {
   return fused;
 }
 
+int spatial_mean_to_global_pool(Graph& g) {
+  int changed = 0;
+  for (Node& n : g.nodes) {
+    if (n.op != "ReduceMean" || n.inputs.empty() || n.get_int("keepdims", 1) == 0) continue;
+    const Shape& xs = g.value(n.inputs[0]).shape;
+    if (xs.size() != 4 || (n.inputs.size() > 1 && n.inputs[1] >= 0 && !g.constant(n.inputs[1]))) continue;
+    std::vector<std::int64_t> axes = axes_of(g, n, 1);
+    for (std::int64_t& a : axes) a = normalize_axis(n, a, xs.size());
+    std::sort(axes.begin(), axes.end());
+    if (axes != std::vector<std::int64_t>{2, 3}) continue;
+    n.op = "GlobalAveragePool";
+    n.inputs.resize(1);
+    n.attrs.clear();
+    ++changed;
+  }
+  return changed;
+}
+
 int pool_before_conv1x1(Graph& g) {
   const auto prod = producers(g);
   const auto cons = g.consumers();
@@ -705,6 +723,7 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
   note("fold_pad", fold_pad(g));
   if (fuse) note("fold_batchnorm", fold_batchnorm(g));
   note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization
+  note("spatial_mean_to_global_pool", spatial_mean_to_global_pool(g));  // one spelling for one operation
   if (fuse) {
     note("remove_broadcast_expands", remove_broadcast_expands(g));
     note("fuse_gelu", fuse_gelu(g));

@@ -49,6 +49,10 @@ int batchnorm_to_scale_shift(Graph& g);
 int fuse_activations(Graph& g);
 // Add(conv(x), y) becomes a Sum post-op of the Conv (y must be ready before the Conv runs).
 int fuse_residual_add(Graph& g);
+// ReduceMean over H and W of a 4-D value, keeping the dimensions (how
+// torch's dynamo exporter writes adaptive_avg_pool2d(x, 1)), becomes the
+// GlobalAveragePool it is, which the backends and the other passes know.
+int spatial_mean_to_global_pool(Graph& g);
 // AveragePool(Conv1x1(x)) becomes Conv1x1(AveragePool(x)) when the pool's
 // windows tile the map (kernel == stride, no padding) and the convolution is
 // linear (no post-ops): both are linear and per pixel / per channel, so they

@@ -15,7 +15,8 @@ initialisation (weights it initializes to zero, as ViT's head, random instead), 
 parameters, so that folding them is really tested. Labels from these models are
 meaningless; they exist to compare numbers. Works with Debian's python3-torch
 1.13 (CI) and PyPI's torch 2.x (scripts/peers). VINFER_OPSET sets the opset
-(13 by default); VINFER_EXPORTER=dynamo uses torch 2.x's default exporter.
+(13 by default); VINFER_EXPORTER=dynamo uses torch 2.x's default exporter
+(it needs onnxscript, pinned in bench/peers/requirements.txt).
 """
 import os
 import sys
@@ -101,14 +102,18 @@ def export(name, out_dir, opset):
     # A dynamic batch, as exported for serving: the tests run it at batch 1 and N.
     kwargs = dict(opset_version=opset, input_names=["input"], output_names=["logits"], do_constant_folding=True,
                   dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    example = x
     if os.environ.get("VINFER_EXPORTER") == "dynamo":
         # torch 2.x's default exporter (opset 18+, IR 10); its own opset unless VINFER_OPSET says.
-        kwargs = dict(input_names=["input"], output_names=["logits"], dynamo=True)
+        # Traced at batch 2: torch.export fixes a dimension whose example size is 1.
+        kwargs = dict(input_names=["input"], output_names=["logits"], dynamo=True,
+                      dynamic_shapes=({0: torch.export.Dim("batch", max=4096)},))
+        example = torch.cat([x, x])
         if "VINFER_OPSET" in os.environ:
             kwargs["opset_version"] = opset
     elif int(torch.__version__.split(".")[0]) >= 2:
         kwargs["dynamo"] = False  # the TorchScript exporter: opsets 11-17
-    torch.onnx.export(model, x, path, **kwargs)
+    torch.onnx.export(model, example, path, **kwargs)
     np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(out_dir, name + ".torch.npy"), y.numpy().astype(np.float32))
     if name in ZOO:

@@ -974,7 +974,9 @@ TEST(EngineOps, SqueezeExciteScaleInto1x1) {
 // layer's depth split among threads), a batch of two, no biases, the gate
 // applied by the op itself (x * s written; early stages) or by the
 // projection that scales its input. A pool with a second reader, or
-// VINFER_SQUEEZE_EXCITE=0, leaves three ops.
+// VINFER_SQUEEZE_EXCITE=0, leaves three ops. The pool may be spelled as
+// torch's dynamo exporter writes it: ReduceMean over axes [-2, -1] given as
+// an input, keeping the dimensions.
 TEST(EngineOps, SqueezeExciteGateAsOneOp) {
   struct Case {
     const char* what;
@@ -982,7 +984,7 @@ TEST(EngineOps, SqueezeExciteGateAsOneOp) {
     std::int64_t r;
     const char* mid;   // Relu or Swish
     const char* gate;  // Sigmoid or HardSigmoid
-    bool bias, projection, pool_read_twice;
+    bool bias, projection, pool_read_twice, reduce_mean = false;
   };
   const Case cases[] = {
       {"EfficientNet's, 40 channels, batch 2", {2, 40, 9, 11}, 10, "Swish", "Sigmoid", true, false, false},
@@ -991,13 +993,16 @@ TEST(EngineOps, SqueezeExciteGateAsOneOp) {
       {"a 1x1 map, 1152 channels", {1, 1152, 1, 1}, 48, "Swish", "Sigmoid", true, true, false},
       {"the pool read twice", {1, 32, 5, 5}, 8, "Relu", "Sigmoid", true, false, true},
       {"x * s in pieces of a 70x70 map", {2, 24, 70, 70}, 6, "Swish", "Sigmoid", true, false, false},
+      {"the pool as a ReduceMean", {2, 40, 9, 11}, 10, "Swish", "Sigmoid", true, true, false, true},
   };
   unsigned seed = 70;
   for (const Case& c : cases) {
     Graph g;
     const int x = g.add_input("x", c.x);
     const std::int64_t ch = c.x[1];
-    const int pooled = g.add_node("GlobalAveragePool", {x})[0];
+    const int pooled = c.reduce_mean ? g.add_node("ReduceMean", {x, g.add_constant("axes", TensorData::i64({2}, {-2, -1}))},
+                                                  {{"keepdims", std::int64_t{1}}})[0]
+                                     : g.add_node("GlobalAveragePool", {x})[0];
     auto conv = [&](int in, std::int64_t out, std::int64_t depth) {
       std::vector<int> ins{in, g.add_constant("w" + std::to_string(seed), test::random_tensor({out, depth, 1, 1}, seed))};
       ++seed;

@@ -231,6 +231,33 @@ TEST(Passes, FuseGeluAndMatMulBias) {
   EXPECT_EQ(fuse_gelu(g), 0);
 }
 
+// ReduceMean over H and W keeping the dimensions (axes as an attribute, or
+// an input from opset 18, negative or not) is a GlobalAveragePool; other
+// axes, or the dimensions dropped, stay ReduceMean.
+TEST(Passes, SpatialMeanIsGlobalAveragePool) {
+  struct Case {
+    Ints axes;
+    bool axes_input;
+    std::int64_t keepdims;
+    bool pool;
+  };
+  for (const Case& c : {Case{{2, 3}, false, 1, true}, Case{{-1, -2}, true, 1, true}, Case{{3, 2}, true, 1, true},
+                        Case{{2, 3}, true, 0, false}, Case{{1, 2}, false, 1, false}, Case{{3}, true, 1, false}}) {
+    Graph g;
+    const int x = g.add_input("x", {2, 3, 4, 5});
+    const int m = c.axes_input ? g.add_node("ReduceMean", {x, g.add_constant("axes", TensorData::i64({static_cast<std::int64_t>(c.axes.size())}, c.axes))},
+                                            {{"keepdims", c.keepdims}})[0]
+                               : g.add_node("ReduceMean", {x}, {{"axes", c.axes}, {"keepdims", c.keepdims}})[0];
+    g.mark_output(g.add_node("Relu", {m})[0]);
+    Graph h = g;
+    fold_constants(h, GraphLimits{});
+    EXPECT_EQ(spatial_mean_to_global_pool(h), c.pool ? 1 : 0) << c.axes[0];
+    EXPECT_EQ(count(h, "GlobalAveragePool"), c.pool ? 1 : 0);
+    EXPECT_EQ(count(h, "ReduceMean"), c.pool ? 0 : 1);
+    expect_same_meaning(g);
+  }
+}
+
 TEST(Passes, FoldBatchNormIntoConv) {
   Graph g;
   const int x = g.add_input("x", {1, 8, 6, 6});
