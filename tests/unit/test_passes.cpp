@@ -231,6 +231,41 @@ TEST(Passes, FuseGeluAndMatMulBias) {
   EXPECT_EQ(fuse_gelu(g), 0);
 }
 
+// What torch's dynamo exporter writes without its optimizer: CastLike (a
+// constant cast to the type of the tensor it meets) and Max / Min, folded
+// where their inputs are constants, against values worked by hand; a Max of
+// the network's input runs (on the CPU: the reference kernel), a NaN wins.
+TEST(Passes, FoldCastLikeMaxMin) {
+  Graph g;
+  const int x = g.add_input("x", {2, 3});
+  const int c = g.add_node("CastLike", {g.add_constant("c", TensorData::i64({3}, {1, 2, 3})), x})[0];  // [1, 2, 3] as float32
+  const int lo = g.add_node("Min", {g.add_constant("a", TensorData::i64({2, 1}, {4, -1})),
+                                    g.add_constant("b", TensorData::i64({2, 1}, {2, 7}))})[0];  // [[2], [-1]]
+  const int big = g.add_node("Max", {g.add_constant("one", TensorData::i64({}, {1}))})[0];      // one operand: itself
+  const int shift = g.add_node("CastLike", {g.add_node("Mul", {lo, big})[0], x})[0];
+  const int m = g.add_node("Max", {x, c, g.add_constant("h", TensorData::f32({}, {1.5f}))})[0];
+  g.mark_output(g.add_node("Add", {m, shift})[0]);
+  Graph h = g;
+  fold_constants(h, GraphLimits{});
+  EXPECT_EQ(count(h, "CastLike") + count(h, "Min"), 0);
+  EXPECT_EQ(count(h, "Max"), 1);
+  Graph n;
+  n.add_input("x", {3});
+  n.mark_output(n.add_node("Max", {n.add_constant("n", TensorData::f32({3}, {NAN, 1.f, -2.f})),
+                                   n.add_constant("m", TensorData::f32({3}, {0.f, 2.f, NAN}))})[0]);
+  fold_constants(n, GraphLimits{});
+  const TensorData* folded = n.constant(n.outputs[0]);
+  ASSERT_NE(folded, nullptr);
+  EXPECT_TRUE(std::isnan(folded->f[0]) && folded->f[1] == 2.f && std::isnan(folded->f[2]));
+  Model model = Model::from_graph(g, "test", EngineOptions{});
+  const std::vector<float> in{0.f, 5.f, -1.f, 2.5f, 1.f, 4.f};
+  std::vector<float> out(model.output_size());
+  model.run(in.data(), out.data());
+  // max(x, [1, 2, 3], 1.5) + [[2], [-1]]
+  EXPECT_EQ(std::vector<float>(out.begin(), out.begin() + 6), (std::vector<float>{3.5f, 7.f, 5.f, 1.5f, 1.f, 3.f}));
+  expect_same_meaning(g);
+}
+
 // ReduceMean over H and W keeping the dimensions (axes as an attribute, or
 // an input from opset 18, negative or not) is a GlobalAveragePool; other
 // axes, or the dimensions dropped, stay ReduceMean.

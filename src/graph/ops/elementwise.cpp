@@ -1,6 +1,9 @@
 // Element-wise operators: arithmetic, math functions, comparisons, Where,
 // Expand and the activations (their parameters in graph/activation.cpp).
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "graph/activation.hpp"
 #include "graph/op_params.hpp"
@@ -112,6 +115,43 @@ void binary_math_reference(RefContext& c) {
   }
 }
 
+// ---- Max, Min: one or more operands of one type, broadcast together; a NaN wins
+void extremum_shape(ShapeContext& c) {
+  c.need_inputs(1, SIZE_MAX);
+  Shape s = c.in_shape(0);
+  for (std::size_t k = 1; k < c.n.inputs.size(); ++k) {
+    if (c.in_dtype(k) != c.in_dtype(0)) c.bad("operand types differ");
+    s = broadcast_shapes(c.n, s, c.in_shape(k));
+  }
+  c.set(0, s, c.in_dtype(0));
+}
+
+template <bool kMax, typename T>
+T extremum(T u, T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(u) || std::isnan(v)) return u + v;
+  return kMax ? std::max(u, v) : std::min(u, v);
+}
+
+template <bool kMax>
+void extremum_reference(RefContext& c) {
+  auto fold = [&](auto member) {
+    auto acc = c.arg(0).*member;
+    Shape shape = c.arg(0).shape;
+    for (std::size_t k = 1; k < c.n.inputs.size(); ++k) {
+      const TensorData& b = c.arg(k);
+      const Shape out = broadcast_shapes(c.n, shape, b.shape);
+      std::remove_reference_t<decltype(acc)> r(static_cast<std::size_t>(numel(out)));
+      broadcast_apply(acc, shape, b.*member, b.shape, r, out, extremum<kMax, typename decltype(r)::value_type>);
+      acc = std::move(r), shape = out;
+    }
+    // (one operand: as it is; y's shape is the broadcast of all)
+    c.y().*member = std::move(acc);
+  };
+  if (c.y().dtype == DType::F32) fold(&TensorData::f);
+  else fold(&TensorData::i);
+}
+
 // ---- Where(cond, a, b) and Expand(x, shape): x broadcast, as Where with cond all true
 void where_shape(ShapeContext& c) {
   c.need_inputs(3, 3);
@@ -183,6 +223,8 @@ void add_elementwise_ops(std::vector<OpDef>& ops) {
       {.name = "Greater", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'>'>, .types = OpDef::Any},
       {.name = "Mod", .shape = binary_math_shape<false, true>, .reference = binary_math_reference<'%'>, .types = OpDef::Any},
       {.name = "Pow", .shape = binary_math_shape<false, false>, .reference = binary_math_reference<'^'>, .types = OpDef::Any},
+      {.name = "Max", .shape = extremum_shape, .reference = extremum_reference<true>, .types = OpDef::Any},
+      {.name = "Min", .shape = extremum_shape, .reference = extremum_reference<false>, .types = OpDef::Any},
       {.name = "Where", .shape = where_shape, .reference = select_reference<true>, .types = OpDef::Any},
       {.name = "Expand", .shape = expand_shape, .reference = select_reference<false>, .types = OpDef::Any},
   });

@@ -459,6 +459,18 @@ void cast_reference(RefContext& c) {
   }
 }
 
+// CastLike(x, t): a Cast to t's type, which shape inference knows; the node
+// becomes that Cast. vinfer holds integer and bool tensors as int64, so a t
+// of either makes it a Cast to INT64 (exporters write CastLike to match the
+// other operand of arithmetic, float32 or int64 shape values).
+void cast_like_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  c.n.attrs = {{"to", I{c.in_dtype(1) == DType::F32 ? 1 : 7}}};
+  c.n.op = "Cast";
+  c.n.inputs.resize(1);
+  cast_shape(c);
+}
+
 }  // namespace
 
 void add_layout_ops(std::vector<OpDef>& ops) {
@@ -484,6 +496,7 @@ void add_layout_ops(std::vector<OpDef>& ops) {
       {.name = "Shape", .shape = shape_shape, .reference = shape_reference, .types = Any},
       {.name = "Range", .shape = range_shape, .reference = range_reference, .types = Any},
       {.name = "Cast", .shape = cast_shape, .reference = cast_reference, .types = Any},
+      {.name = "CastLike", .shape = cast_like_shape, .reference = cast_reference, .types = Any},
   });
 }
 
