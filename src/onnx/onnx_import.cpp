@@ -404,6 +404,115 @@ std::set<std::string> gemm_weights_to_transpose(const onnx::GraphProto& gp, cons
   return chosen;
 }
 
+// torch's dynamo exporter without its optimizer writes torch.split and
+// chunk as SplitToSequence(x, split) read by SequenceAt(seq, i), i a
+// constant: each SequenceAt is then the Slice of x it names (and a Squeeze
+// where the pieces are single entries without keepdims). vinfer holds no
+// sequence values, so any other use of one is refused.
+class SequenceSplits {
+ public:
+  explicit SequenceSplits(const std::string& model) : model_(model) {}
+
+  // A Constant node's int64 value, for the splits and positions read later.
+  void note_constant(const onnx::NodeProto& np, const Node& n) {
+    const auto it = n.attrs.find("value");
+    if (np.output_size() == 1 && it != n.attrs.end())
+      if (const auto* t = std::get_if<TensorData>(&it->second); t && t->dtype == DType::I64) ints_[np.output(0)] = t->i;
+  }
+  // Whether `np` was taken here (a SplitToSequence, or a SequenceAt of one).
+  bool take(const onnx::NodeProto& np, Graph& g, std::map<std::string, int>& ids) {
+    const bool onnx_domain = np.domain().empty() || np.domain() == "ai.onnx";
+    const std::string label = "node '" + (np.name().empty() ? np.op_type() : np.name()) + "'";
+    if (onnx_domain && np.op_type() == "SplitToSequence") {
+      if (np.input_size() < 1 || np.output_size() != 1) bad(model_, label + ": SplitToSequence needs an input and one output");
+      const auto x = ids.find(np.input(0));
+      if (x == ids.end()) bad(model_, label + " reads '" + np.input(0) + "', which nothing produces");
+      Split sp;
+      sp.x = x->second;
+      for (const onnx::AttributeProto& a : np.attribute()) {
+        if (a.name() == "axis") sp.axis = a.i();
+        if (a.name() == "keepdims") sp.keepdims = a.i() != 0;
+      }
+      if (np.input_size() > 1 && !np.input(1).empty()) {
+        sp.sizes = constant_ints(g, ids, np.input(1), label + ": the split");
+        sp.given = true;
+        if (sp.sizes.empty() || *std::min_element(sp.sizes.begin(), sp.sizes.end()) < 1)
+          bad(model_, label + ": split sizes must be positive");
+      }
+      sequences_[np.output(0)] = sp;
+      return true;
+    }
+    for (const std::string& in : np.input())
+      if (sequences_.count(in) && !(onnx_domain && np.op_type() == "SequenceAt"))
+        throw Error(ErrorKind::Unsupported, model_ + ": " + label + " (" + np.op_type() + ") reads the sequence '" + in +
+                                                "'; vinfer reads sequences only through SequenceAt");
+    if (!(onnx_domain && np.op_type() == "SequenceAt") || np.input_size() != 2 || !sequences_.count(np.input(0))) return false;
+    const Split& sp = sequences_.at(np.input(0));
+    const std::vector<std::int64_t> at = constant_ints(g, ids, np.input(1), label + ": the position");
+    if (at.size() != 1) bad(model_, label + ": the position must be one value");
+    std::int64_t k = at[0], begin = 0, end = 0;
+    if (sp.given && sp.sizes.size() > 1) {
+      const auto count = static_cast<std::int64_t>(sp.sizes.size());
+      if (k < -count || k >= count) bad(model_, label + ": position " + std::to_string(k) + " of " + std::to_string(count) + " pieces");
+      if (k < 0) k += count;
+      for (std::int64_t j = 0; j <= k; ++j) {
+        begin = end;
+        if (__builtin_add_overflow(begin, sp.sizes[static_cast<std::size_t>(j)], &end)) bad(model_, label + ": split sizes overflow");
+      }
+    } else {
+      // (Pieces of one size: how many depends on the input's shape.)
+      if (k < 0) throw Error(ErrorKind::Unsupported, model_ + ": " + label + ": a negative position in a split of equal pieces");
+      const std::int64_t size = sp.given ? sp.sizes[0] : 1;
+      if (__builtin_mul_overflow(k, size, &begin) || __builtin_add_overflow(begin, size, &end))
+        bad(model_, label + ": position " + std::to_string(k) + " overflows");
+    }
+    const std::string out = np.output_size() == 1 ? np.output(0) : "";
+    if (out.empty() || ids.count(out)) bad(model_, label + ": SequenceAt needs one new output");
+    const bool squeeze = !sp.given && !sp.keepdims;
+    const int sliced = g.add_value(squeeze ? out + "/piece" : out);
+    auto ints = [&](const char* what, std::vector<std::int64_t> v) {
+      const auto n = static_cast<std::int64_t>(v.size());
+      return g.add_constant(out + "/" + what, TensorData::i64({n}, std::move(v)));
+    };
+    Node slice;
+    slice.op = "Slice";
+    slice.name = np.name().empty() ? out : np.name();
+    slice.inputs = {sp.x, ints("starts", {begin}), ints("ends", {end}), ints("axes", {sp.axis})};
+    slice.outputs = {sliced};
+    g.nodes.push_back(std::move(slice));
+    if (squeeze) {
+      Node sq;
+      sq.op = "Squeeze";
+      sq.name = out + "/squeeze";
+      sq.inputs = {sliced, ints("squeeze_axes", {sp.axis})};
+      sq.outputs = {g.add_value(out)};
+      g.nodes.push_back(std::move(sq));
+    }
+    ids[out] = g.nodes.back().outputs[0];
+    return true;
+  }
+  bool is_sequence(const std::string& value) const { return sequences_.count(value) != 0; }
+
+ private:
+  struct Split {
+    int x = -1;
+    std::int64_t axis = 0;
+    bool keepdims = true, given = false;
+    std::vector<std::int64_t> sizes;
+  };
+  std::vector<std::int64_t> constant_ints(const Graph& g, const std::map<std::string, int>& ids, const std::string& value,
+                                          const std::string& what) const {
+    if (const auto it = ints_.find(value); it != ints_.end()) return it->second;
+    const auto id = ids.find(value);
+    const TensorData* t = id == ids.end() ? nullptr : g.constant(id->second);
+    if (!t || t->dtype != DType::I64) throw Error(ErrorKind::Unsupported, model_ + ": " + what + " must be a constant integer");
+    return t->i;
+  }
+  const std::string& model_;
+  std::map<std::string, std::vector<std::int64_t>> ints_;
+  std::map<std::string, Split> sequences_;
+};
+
 Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits,
                    StageClock& clock, std::vector<Span> spans, const ModelBytes& src) {
   if (!model.has_graph()) bad(name, "the ONNX model has no graph");
@@ -522,7 +631,9 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       throw Error(ErrorKind::LimitExceeded, name + ": input '" + vi.name() + "' " + shape_str(s) + " exceeds the tensor element limit");
     ids[vi.name()] = g.add_input(vi.name(), s);
   }
+  SequenceSplits sequences(name);
   for (const onnx::NodeProto& np : gp.node()) {
+    if (sequences.take(np, g, ids)) continue;
     Node n;
     n.op = np.domain().empty() || np.domain() == "ai.onnx" ? np.op_type() : np.domain() + "." + np.op_type();
     n.name = np.name().empty() ? (np.output_size() ? np.output(0) : n.op) : np.name();
@@ -557,9 +668,12 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       ids[out] = id;
       n.outputs.push_back(id);
     }
+    if (n.op == "Constant") sequences.note_constant(np, n);
     g.nodes.push_back(std::move(n));
   }
   for (const onnx::ValueInfoProto& vi : gp.output()) {
+    if (sequences.is_sequence(vi.name()))
+      throw Error(ErrorKind::Unsupported, name + ": graph output '" + vi.name() + "' is a sequence, which vinfer does not return");
     auto it = ids.find(vi.name());
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
     g.mark_output(it->second);

@@ -189,6 +189,113 @@ TEST(OnnxImport, TorchDynamoExportOpset20) {
   expect_error([&] { load(bad); }, ErrorKind::BadInput, "reads 'nowhere', which nothing produces");
 }
 
+// torch.split and chunk as the dynamo exporter writes them without its
+// optimizer: SplitToSequence read by SequenceAt at constant positions become
+// Slices (sizes from a Constant node or an initializer, one size or one per
+// piece, a negative position, pieces of one without keepdims); other uses of
+// a sequence are refused with one line naming the node.
+onnx::ModelProto split_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(10);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(21);
+  onnx::GraphProto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {1, 6, 2, 2}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto ints = [&](const std::string& name, std::vector<std::int64_t> v, bool scalar, bool as_node) {
+    onnx::TensorProto* t = as_node ? nullptr : g->add_initializer();
+    if (as_node) {
+      auto* c = g->add_node();
+      c->set_op_type("Constant");
+      c->set_name(name);
+      c->add_output(name);
+      auto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      t = a->mutable_t();
+    }
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<std::int64_t>(v.size()));
+    for (std::int64_t e : v) t->add_int64_data(e);
+  };
+  auto node = [&](const std::string& type, std::vector<std::string> ins, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(type);
+    n->set_name(out);
+    for (const std::string& i : ins) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto attr = [](onnx::NodeProto* n, const char* key, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+  ints("sizes", {1, 2, 3}, false, true);
+  ints("two", {2}, true, false);
+  ints("last", {-1}, true, true);
+  ints("first", {0}, true, false);
+  ints("third", {2}, true, true);
+  ints("fifth", {4}, true, false);
+  attr(node("SplitToSequence", {"x", "sizes"}, "s1"), "axis", 1);
+  node("SequenceAt", {"s1", "last"}, "a");   // x[:, 3:6]
+  node("SequenceAt", {"s1", "first"}, "b");  // x[:, 0:1]
+  attr(node("SplitToSequence", {"x", "two"}, "s2"), "axis", 1);
+  node("SequenceAt", {"s2", "third"}, "c");  // x[:, 4:6]
+  auto* s3 = node("SplitToSequence", {"x"}, "s3");
+  attr(s3, "axis", -3);
+  attr(s3, "keepdims", 0);
+  node("SequenceAt", {"s3", "fifth"}, "d");  // x[:, 4], 1x2x2
+  ints("one", {1}, false, false);
+  attr(node("Concat", {"a", "b", "c", node("Unsqueeze", {"d", "one"}, "d4")->output(0)}, "y"), "axis", 1);
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
+TEST(OnnxImport, SplitToSequenceAsSlices) {
+  onnx::ModelProto m = split_model();
+  Model model = load(m);
+  ASSERT_EQ(model.output_size(), 7u * 4u);
+  std::vector<float> x(24), y(model.output_size(), NAN);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  model.run(x.data(), y.data());
+  std::vector<float> want;
+  for (int ch : {3, 4, 5, 0, 4, 5, 4})
+    for (int p = 0; p < 4; ++p) want.push_back(static_cast<float>(ch * 4 + p));
+  EXPECT_EQ(y, want);
+
+  // ConcatFromSequence reads a sequence: refused, named.
+  onnx::ModelProto other = split_model();
+  auto* cat = other.mutable_graph()->add_node();
+  cat->set_op_type("ConcatFromSequence");
+  cat->set_name("gather_all");
+  cat->add_input("s2");
+  cat->add_output("z");
+  expect_error([&] { load(other); }, ErrorKind::Unsupported, "node 'gather_all' (ConcatFromSequence) reads the sequence 's2'");
+  // A negative position among pieces of one size (how many: the shape's).
+  onnx::ModelProto negative = split_model();
+  for (auto& n : *negative.mutable_graph()->mutable_node())
+    if (n.output(0) == "c") n.set_input(1, "last");
+  expect_error([&] { load(negative); }, ErrorKind::Unsupported, "node 'c': a negative position");
+  // A position past the pieces given.
+  onnx::ModelProto past = split_model();
+  for (auto& n : *past.mutable_graph()->mutable_node())
+    if (n.output(0) == "b") n.set_input(1, "fifth");
+  expect_error([&] { load(past); }, ErrorKind::BadInput, "node 'b': position 4 of 3 pieces");
+  // A sequence as the graph's output.
+  onnx::ModelProto returned = split_model();
+  returned.mutable_graph()->mutable_output(0)->set_name("s1");
+  expect_error([&] { load(returned); }, ErrorKind::Unsupported, "graph output 's1' is a sequence");
+}
+
 TEST(OnnxImport, ExternalDataMayNotLeaveTheFolder) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("vinfer_ext_" + std::to_string(::getpid()));
