@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <string>
 
 #include "vinfer/error.hpp"
 
@@ -262,6 +264,31 @@ DenseParams dense_params(const Graph& g, const Node& n) {
     for (float& v : bv) v *= beta;
     d.bias = TensorData::f32({d.N}, std::move(bv));
   }
+  return d;
+}
+
+AttentionDims attention_dims(const Node& n, const Shape& q, const Shape& k, const Shape& v) {
+  AttentionDims d;
+  if (q.size() != k.size() || q.size() != v.size() || (q.size() != 3 && q.size() != 4))
+    bad(n, "Q, K and V must all be 3-D or all 4-D, got " + shape_str(q) + ", " + shape_str(k) + " and " + shape_str(v));
+  d.three_d = q.size() == 3;
+  d.batch = q[0];
+  if (d.three_d) {
+    d.q_heads = n.get_int("q_num_heads", 0), d.kv_heads = n.get_int("kv_num_heads", 0);
+    if (d.q_heads < 1 || d.kv_heads < 1) bad(n, "3-D inputs need q_num_heads and kv_num_heads");
+    if (q[2] % d.q_heads || k[2] % d.kv_heads || v[2] % d.kv_heads)
+      bad(n, "hidden sizes " + std::to_string(q[2]) + ", " + std::to_string(k[2]) + " and " + std::to_string(v[2]) +
+                 " are not whole numbers of heads");
+    d.q_seq = q[1], d.kv_seq = k[1], d.size = q[2] / d.q_heads, d.v_size = v[2] / d.kv_heads;
+    if (k[2] / d.kv_heads != d.size) bad(n, "Q and K heads differ in size");
+  } else {
+    d.q_heads = q[1], d.kv_heads = k[1], d.q_seq = q[2], d.kv_seq = k[2], d.size = q[3], d.v_size = v[3];
+    if (v[1] != d.kv_heads || k[3] != d.size) bad(n, "K " + shape_str(k) + " and V " + shape_str(v) + " do not fit Q " + shape_str(q));
+  }
+  if (k[0] != d.batch || v[0] != d.batch || v[v.size() - 2] != d.kv_seq) bad(n, "Q, K and V differ in batch or K and V in length");
+  if (d.kv_heads < 1 || d.q_heads % d.kv_heads) bad(n, std::to_string(d.q_heads) + " query heads over " + std::to_string(d.kv_heads) + " key heads");
+  if (d.size < 1) bad(n, "heads of size 0");
+  d.scale = n.has("scale") ? n.get_float("scale", 1.f) : 1.0 / std::sqrt(static_cast<double>(d.size));
   return d;
 }
 

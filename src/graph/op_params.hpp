@@ -72,6 +72,19 @@ SliceWindow slice_window(const Node& n, const Shape& x, const std::vector<std::i
                          const std::vector<std::int64_t>& ends, const std::vector<std::int64_t>& axes,
                          const std::vector<std::int64_t>& steps);
 
+// Attention (opset 23) per head: softmax(Q K^T * scale + bias) V, where Q,
+// K and V are 4-D [batch, heads, seq, size] or 3-D [batch, seq, heads *
+// size] (the head counts then the q_num_heads and kv_num_heads
+// attributes); K and V may have fewer heads than Q (grouped: each serves
+// q_heads / kv_heads of them). Throws BadInput naming the node where the
+// shapes or head counts do not fit together.
+struct AttentionDims {
+  std::int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, size = 0, v_size = 0;
+  bool three_d = false;
+  double scale = 0;  // the attribute, else 1 / sqrt(size)
+};
+AttentionDims attention_dims(const Node& n, const Shape& q, const Shape& k, const Shape& v);
+
 // LayerNormalization over x as [outer, len]: each of the outer rows
 // normalized over its len values (the dimensions from `axis` on).
 struct LayerNormExtent {

@@ -423,6 +423,55 @@ int fold_scale_into_matmul(Graph& g) {
   return folded;
 }
 
+int attention_to_matmul(Graph& g) {
+  const auto cons = g.consumers();
+  int lowered = 0;
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size());
+  auto unused = [&](int v) { return v < 0 || (cons[static_cast<std::size_t>(v)].empty() && !g.is_output(v)); };
+  for (Node& n : g.nodes) {
+    bool plain = n.op == "Attention" && n.inputs.size() >= 3 && n.get_int("is_causal", 0) == 0 &&
+                 n.get_float("softcap", 0.f) == 0.f;
+    for (std::size_t i = 3; plain && i < n.inputs.size(); ++i) plain = n.inputs[i] < 0;  // no mask, no cache
+    for (std::size_t o = 1; plain && o < n.outputs.size(); ++o) plain = unused(n.outputs[o]);
+    // (Copies: adding values below moves the graph's.)
+    const Shape qs = plain ? g.value(n.inputs[0]).shape : Shape{}, ks = plain ? g.value(n.inputs[1]).shape : Shape{};
+    if (!plain || qs.size() != 4 || ks.size() != 4 || ks[1] != qs[1]) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    const AttentionDims d = attention_dims(n, qs, ks, g.value(n.inputs[2]).shape);
+    // Q and K each scaled by sqrt(scale), as the operator's definition (and
+    // the earlier opsets' exports of the same attention) write it.
+    const int root = g.add_constant(n.name + ".sqrt_scale", TensorData::f32({}, {static_cast<float>(std::sqrt(d.scale))}));
+    auto add = [&](const char* op, std::vector<int> in, const Shape& shape, const char* suffix) {
+      Node m;
+      m.op = op;
+      m.name = n.name + suffix;
+      m.inputs = std::move(in);
+      m.outputs = {g.add_value(n.name + suffix, DType::F32, shape)};
+      nodes.push_back(std::move(m));
+      return nodes.back().outputs[0];
+    };
+    const Shape kt_shape{ks[0], ks[1], ks[3], ks[2]}, scores{d.batch, d.q_heads, d.q_seq, d.kv_seq};
+    const int q = add("Mul", {n.inputs[0], root}, qs, ".q");
+    const int kt = add("Transpose", {n.inputs[1]}, kt_shape, ".kt");
+    nodes.back().attrs["perm"] = std::vector<std::int64_t>{0, 1, 3, 2};
+    const int k = add("Mul", {kt, root}, kt_shape, ".k");
+    const int sc = add("MatMul", {q, k}, scores, ".scores");
+    const int p = add("Softmax", {sc}, scores, ".softmax");
+    nodes.back().attrs["axis"] = std::int64_t{-1};
+    n.op = "MatMul";
+    n.attrs.clear();
+    n.inputs = {p, n.inputs[2]};
+    n.outputs.resize(1);
+    nodes.push_back(std::move(n));
+    ++lowered;
+  }
+  g.nodes = std::move(nodes);
+  return lowered;
+}
+
 int remove_broadcast_expands(Graph& g) {
   const auto cons = g.consumers();
   std::vector<bool> dead(g.nodes.size(), false);
@@ -720,6 +769,9 @@ void optimize(Graph& g, const GraphLimits& limits, bool fuse, std::vector<std::s
   note("fold_constants", fold_constants(g, limits));
   note("remove_identities", remove_identities(g));
   note("einsum_to_matmul", einsum_to_matmul(g));  // a lowering: Einsum has no kernel
+  const int attentions = attention_to_matmul(g);  // a lowering: Attention has no kernel
+  note("attention_to_matmul", attentions);
+  if (attentions) fold_constants(g, limits);  // (a constant K's transpose and scale)
   note("fold_pad", fold_pad(g));
   if (fuse) note("fold_batchnorm", fold_batchnorm(g));
   note("batchnorm_to_scale_shift", batchnorm_to_scale_shift(g));  // a lowering, not an optimization

@@ -29,6 +29,12 @@ int fuse_gelu(Graph& g);
 // and "bghij,bghjd->bghid") becomes a MatMul, after a Transpose of its
 // second operand where the equation reads it transposed.
 int einsum_to_matmul(Graph& g);
+// Attention (opset 23) of 4-D Q, K and V with as many key as query heads,
+// no mask, not causal, no softcap, Y its only output read (what torch's
+// exporter writes for scaled_dot_product_attention) becomes Mul(Q, r),
+// Transpose(K) then Mul by r, MatMul, Softmax and MatMul by V, r =
+// sqrt(scale): the kernels of those. Other Attentions stay (the reference).
+int attention_to_matmul(Graph& g);
 // An Expand whose every reader is an Add/Sub/Mul/Div that would broadcast
 // the unexpanded value to the same shape (F.normalize as exported) is
 // dropped: the reader broadcasts it.

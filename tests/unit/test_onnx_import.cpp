@@ -156,8 +156,8 @@ TEST(OnnxImport, OpsetOutOfRange) {
   onnx::ModelProto m = tiny_model();
   m.mutable_opset_import(0)->set_version(5);
   expect_error([&] { load(m); }, ErrorKind::Unsupported, "opset 5");
-  m.mutable_opset_import(0)->set_version(22);
-  expect_error([&] { load(m); }, ErrorKind::Unsupported, "opset 22 (vinfer reads opsets 7 to 21)");
+  m.mutable_opset_import(0)->set_version(24);
+  expect_error([&] { load(m); }, ErrorKind::Unsupported, "opset 24 (vinfer reads opsets 7 to 23)");
 }
 
 // What torch 2.x's default (dynamo) exporter writes: IR 10, opset 20, the
@@ -294,6 +294,61 @@ TEST(OnnxImport, SplitToSequenceAsSlices) {
   onnx::ModelProto returned = split_model();
   returned.mutable_graph()->mutable_output(0)->set_name("s1");
   expect_error([&] { load(returned); }, ErrorKind::Unsupported, "graph output 's1' is a sequence");
+}
+
+// Attention (opset 23) against ONNX Runtime's output
+// (tests/models/export_attention_fixture.py): grouped heads with a bool mask
+// that leaves a query no key, scale and softcap; 3-D inputs with a float mask,
+// causal; and the form torch writes, which becomes matrix products (the
+// others run on the reference kernel, which vinfer info names). A key/value
+// cache, or its outputs read, are refused.
+TEST(OnnxImport, AttentionOpset23AgainstOnnxRuntime) {
+  const std::string dir = std::string(VINFER_TEST_DATA) + "/attention23/";
+  for (const char* name : {"grouped_bool_softcap", "three_d_float_causal", "plain"}) {
+    for (const Backend backend : {Backend::Cpu, Backend::Reference}) {
+      EngineOptions o;
+      o.batch = 2;
+      o.backend = backend;
+      Model m = Model::load_onnx(dir + name + ".onnx", o);
+      std::vector<float> x, want;
+      read_npy(dir + name + ".input.npy", x);
+      read_npy(dir + name + ".ort.npy", want);
+      ASSERT_EQ(x.size(), m.input_size()) << name;
+      ASSERT_EQ(want.size(), m.output_size()) << name;
+      std::vector<float> y(m.output_size(), NAN);
+      m.run(x.data(), y.data());
+      float scale = 0, worst = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        scale = std::max(scale, std::fabs(want[i]));
+        worst = std::max(worst, std::fabs(y[i] - want[i]));
+      }
+      EXPECT_LE(worst, 1e-5f * scale) << name << ": max |diff| " << worst;
+      if (backend != Backend::Cpu) continue;
+      const bool lowered = std::string(name) == "plain";
+      const auto& passes = m.info().passes;
+      EXPECT_EQ(std::count(passes.begin(), passes.end(), std::string("attention_to_matmul: ") + (lowered ? "1" : "0")), 1) << name;
+      bool on_reference = false;
+      for (const auto& [node, impl] : m.info().kernels) on_reference |= impl == "vinfer:reference";
+      EXPECT_EQ(on_reference, !lowered) << name;
+    }
+  }
+  onnx::ModelProto cached;
+  {
+    std::ifstream f(dir + "plain.onnx", std::ios::binary);
+    ASSERT_TRUE(cached.ParseFromIstream(&f));
+  }
+  onnx::NodeProto* att = cached.mutable_graph()->mutable_node(cached.graph().node_size() - 1);
+  ASSERT_EQ(att->op_type(), "Attention");
+  att->set_name("sdpa");
+  att->add_input("");  // no mask
+  att->add_input("k");
+  att->add_input("v");
+  EngineOptions o;
+  o.batch = 2;
+  expect_error([&] {
+    const std::string bytes = cached.SerializeAsString();
+    Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), "cached.onnx", o);
+  }, ErrorKind::Unsupported, "Attention 'sdpa': past_key and past_value (a key/value cache) are not supported");
 }
 
 TEST(OnnxImport, ExternalDataMayNotLeaveTheFolder) {

@@ -266,6 +266,34 @@ TEST(Passes, FoldCastLikeMaxMin) {
   expect_same_meaning(g);
 }
 
+// Attention as torch writes it (4-D, as many key as query heads, Y only)
+// becomes Mul, Transpose, Mul, MatMul, Softmax, MatMul with the same
+// meaning; causal, masked or grouped ones stay.
+TEST(Passes, AttentionToMatMul) {
+  struct Case {
+    const char* what;
+    std::int64_t kv_heads;
+    bool causal, lowered;
+  };
+  for (const Case& c : {Case{"plain", 2, false, true}, Case{"causal", 2, true, false}, Case{"grouped", 1, false, false}}) {
+    Graph g;
+    const int x = g.add_input("x", {1, 2, 5, 4});
+    const int k = g.add_node("Mul", {x, g.add_constant("ck", test::random_tensor({1, 2, 1, 4}, 3))})[0];
+    const int v = g.add_node("Mul", {x, g.add_constant("cv", test::random_tensor({1, 2, 1, 4}, 4))})[0];
+    const int kk = c.kv_heads == 2 ? k : g.add_node("ReduceMean", {k}, {{"axes", Ints{1}}, {"keepdims", std::int64_t{1}}})[0];
+    const int vv = c.kv_heads == 2 ? v : g.add_node("ReduceMean", {v}, {{"axes", Ints{1}}, {"keepdims", std::int64_t{1}}})[0];
+    std::map<std::string, AttrValue> attrs{{"is_causal", std::int64_t{c.causal}}};
+    if (c.lowered) attrs["scale"] = 0.7f;
+    g.mark_output(g.add_node("Attention", {x, kk, vv}, attrs)[0]);
+    Graph h = g;
+    fold_constants(h, GraphLimits{});
+    EXPECT_EQ(attention_to_matmul(h), c.lowered ? 1 : 0) << c.what;
+    EXPECT_EQ(count(h, "Attention"), c.lowered ? 0 : 1) << c.what;
+    EXPECT_EQ(count(h, "MatMul"), c.lowered ? 2 : 0) << c.what;
+    expect_same_meaning(g);
+  }
+}
+
 // ReduceMean over H and W keeping the dimensions (axes as an attribute, or
 // an input from opset 18, negative or not) is a GlobalAveragePool; other
 // axes, or the dimensions dropped, stay ReduceMean.

@@ -330,6 +330,73 @@ void matmul_reference(RefContext& c) {
   }
 }
 
+// ---- Attention (opset 23; op_params.hpp has the forms): no key/value cache,
+// only Y. The mask: float32 added to the scores, or bool (int64 0/1 here) where
+// 0 leaves a key out; is_causal leaves out the keys after each query; softcap
+// c > 0 maps the scaled scores s to c tanh(s / c) before the mask; a query
+// that every key is left out for gets zeros.
+void attention_shape(ShapeContext& c) {
+  c.need_inputs(3, 6);
+  if (c.has_input(4) || c.has_input(5)) c.unsupported("past_key and past_value (a key/value cache) are not supported");
+  for (std::size_t o = 1; o < 4; ++o)
+    if (c.output_read(o)) c.unsupported("the present_key, present_value and qk_matmul_output outputs are not supported");
+  for (std::size_t i = 0; i < 3; ++i)
+    if (c.in_dtype(i) != DType::F32) c.bad("Q, K and V must be float32");
+  const AttentionDims d = attention_dims(c.n, c.in_shape(0), c.in_shape(1), c.in_shape(2));
+  const Shape scores{d.batch, d.q_heads, d.q_seq, d.kv_seq};
+  if (c.has_input(3) && broadcast_shapes(c.n, c.in_shape(3), scores) != scores)
+    c.bad("the mask " + shape_str(c.in_shape(3)) + " does not broadcast to the scores " + shape_str(scores));
+  if (c.n.get_float("softcap", 0.f) < 0.f) c.bad("softcap must not be negative");
+  c.set(0, d.three_d ? Shape{d.batch, d.q_seq, d.q_heads * d.v_size} : Shape{d.batch, d.q_heads, d.q_seq, d.v_size});
+}
+
+void attention_reference(RefContext& c) {
+  const TensorData &q = c.arg(0), &k = c.arg(1), &v = c.arg(2);
+  const TensorData* mask = c.opt(3);
+  const AttentionDims d = attention_dims(c.n, q.shape, k.shape, v.shape);
+  const bool causal = c.n.get_int("is_causal", 0) != 0;
+  const double cap = c.n.get_float("softcap", 0.f);
+  // Element (b, h, s, e) of a tensor in either form; its heads of `size`.
+  auto at = [&](I b, I heads, I h, I seq, I s, I size, I e) {
+    return static_cast<std::size_t>(d.three_d ? ((b * seq + s) * heads + h) * size + e : ((b * heads + h) * seq + s) * size + e);
+  };
+  // The mask's element for (b, h, i, j), its dimensions right-aligned to the scores'.
+  Shape ms(4, 1);
+  if (mask) std::copy(mask->shape.begin(), mask->shape.end(), ms.end() - static_cast<std::ptrdiff_t>(mask->shape.size()));
+  auto mask_at = [&](I b, I h, I i, I j) {
+    const I idx[4] = {b, h, i, j};
+    std::size_t o = 0;
+    for (int x = 0; x < 4; ++x) o = o * static_cast<std::size_t>(ms[x]) + static_cast<std::size_t>(ms[x] == 1 ? 0 : idx[x]);
+    return o;
+  };
+  std::vector<double> s(static_cast<std::size_t>(d.kv_seq));
+  for (I b = 0; b < d.batch; ++b)
+    for (I h = 0; h < d.q_heads; ++h) {
+      const I kh = h / (d.q_heads / d.kv_heads);
+      for (I i = 0; i < d.q_seq; ++i) {
+        double top = -INFINITY;
+        for (I j = 0; j < d.kv_seq; ++j) {
+          double dot = 0;
+          for (I e = 0; e < d.size; ++e)
+            dot += static_cast<double>(q.f[at(b, d.q_heads, h, d.q_seq, i, d.size, e)]) * k.f[at(b, d.kv_heads, kh, d.kv_seq, j, d.size, e)];
+          double x = dot * d.scale;
+          if (cap > 0) x = cap * std::tanh(x / cap);
+          if (mask && mask->dtype == DType::F32) x += mask->f[mask_at(b, h, i, j)];
+          if ((mask && mask->dtype == DType::I64 && mask->i[mask_at(b, h, i, j)] == 0) || (causal && j > i)) x = -INFINITY;
+          s[static_cast<std::size_t>(j)] = x;
+          top = std::max(top, x);
+        }
+        double sum = 0;
+        for (double& x : s) sum += x = top == -INFINITY ? 0.0 : std::exp(x - top);
+        for (I e = 0; e < d.v_size; ++e) {
+          double y = 0;
+          for (I j = 0; j < d.kv_seq; ++j) y += s[static_cast<std::size_t>(j)] * v.f[at(b, d.kv_heads, kh, d.kv_seq, j, d.v_size, e)];
+          c.y().f[at(b, d.q_heads, h, d.q_seq, i, d.v_size, e)] = static_cast<float>(sum > 0 ? y / sum : 0.0);
+        }
+      }
+    }
+}
+
 // ---- Einsum (explicit equations, no ellipsis)
 void einsum_shape(ShapeContext& c) {
   const EinsumTerms t = einsum_terms(c.n);
@@ -411,6 +478,7 @@ void add_nn_ops(std::vector<OpDef>& ops) {
       {.name = "Gemm", .shape = gemm_shape, .reference = matmul_reference<true>, .types = OpDef::AllFloat},
       {.name = "MatMul", .shape = matmul_shape, .reference = matmul_reference<false>, .types = OpDef::AllFloat},
       {.name = "Einsum", .shape = einsum_shape, .reference = einsum_reference},
+      {.name = "Attention", .shape = attention_shape, .reference = attention_reference},
   });
 }
 
