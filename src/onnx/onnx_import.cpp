@@ -417,7 +417,7 @@ class SequenceSplits {
   void note_constant(const onnx::NodeProto& np, const Node& n) {
     const auto it = n.attrs.find("value");
     if (np.output_size() == 1 && it != n.attrs.end())
-      if (const auto* t = std::get_if<TensorData>(&it->second); t && t->dtype == DType::I64) ints_[np.output(0)] = t->i;
+      if (const auto* t = std::get_if<TensorData>(&it->second); t && t->dtype == DType::I64) ints_[np.output(0)] = *t;
   }
   // Whether `np` was taken here (a SplitToSequence, or a SequenceAt of one).
   bool take(const onnx::NodeProto& np, Graph& g, std::map<std::string, int>& ids) {
@@ -434,8 +434,9 @@ class SequenceSplits {
         if (a.name() == "keepdims") sp.keepdims = a.i() != 0;
       }
       if (np.input_size() > 1 && !np.input(1).empty()) {
-        sp.sizes = constant_ints(g, ids, np.input(1), label + ": the split");
-        sp.given = true;
+        const TensorData& split = constant_ints(g, ids, np.input(1), label + ": the split");
+        sp.sizes = split.i;
+        sp.equal = split.shape.empty();
         if (sp.sizes.empty() || *std::min_element(sp.sizes.begin(), sp.sizes.end()) < 1)
           bad(model_, label + ": split sizes must be positive");
       }
@@ -448,10 +449,10 @@ class SequenceSplits {
                                                 "'; vinfer reads sequences only through SequenceAt");
     if (!(onnx_domain && np.op_type() == "SequenceAt") || np.input_size() != 2 || !sequences_.count(np.input(0))) return false;
     const Split& sp = sequences_.at(np.input(0));
-    const std::vector<std::int64_t> at = constant_ints(g, ids, np.input(1), label + ": the position");
+    const std::vector<std::int64_t>& at = constant_ints(g, ids, np.input(1), label + ": the position").i;
     if (at.size() != 1) bad(model_, label + ": the position must be one value");
     std::int64_t k = at[0], begin = 0, end = 0;
-    if (sp.given && sp.sizes.size() > 1) {
+    if (!sp.equal) {
       const auto count = static_cast<std::int64_t>(sp.sizes.size());
       if (k < -count || k >= count) bad(model_, label + ": position " + std::to_string(k) + " of " + std::to_string(count) + " pieces");
       if (k < 0) k += count;
@@ -462,13 +463,13 @@ class SequenceSplits {
     } else {
       // (Pieces of one size: how many depends on the input's shape.)
       if (k < 0) throw Error(ErrorKind::Unsupported, model_ + ": " + label + ": a negative position in a split of equal pieces");
-      const std::int64_t size = sp.given ? sp.sizes[0] : 1;
+      const std::int64_t size = sp.sizes.empty() ? 1 : sp.sizes[0];
       if (__builtin_mul_overflow(k, size, &begin) || __builtin_add_overflow(begin, size, &end))
         bad(model_, label + ": position " + std::to_string(k) + " overflows");
     }
     const std::string out = np.output_size() == 1 ? np.output(0) : "";
     if (out.empty() || ids.count(out)) bad(model_, label + ": SequenceAt needs one new output");
-    const bool squeeze = !sp.given && !sp.keepdims;
+    const bool squeeze = sp.sizes.empty() && !sp.keepdims;
     const int sliced = g.add_value(squeeze ? out + "/piece" : out);
     auto ints = [&](const char* what, std::vector<std::int64_t> v) {
       const auto n = static_cast<std::int64_t>(v.size());
@@ -497,19 +498,20 @@ class SequenceSplits {
   struct Split {
     int x = -1;
     std::int64_t axis = 0;
-    bool keepdims = true, given = false;
+    bool keepdims = true;
+    bool equal = true;                // pieces of sizes[0] (or of 1 where none is given), else one size each
     std::vector<std::int64_t> sizes;
   };
-  std::vector<std::int64_t> constant_ints(const Graph& g, const std::map<std::string, int>& ids, const std::string& value,
-                                          const std::string& what) const {
+  const TensorData& constant_ints(const Graph& g, const std::map<std::string, int>& ids, const std::string& value,
+                                  const std::string& what) const {
     if (const auto it = ints_.find(value); it != ints_.end()) return it->second;
     const auto id = ids.find(value);
     const TensorData* t = id == ids.end() ? nullptr : g.constant(id->second);
     if (!t || t->dtype != DType::I64) throw Error(ErrorKind::Unsupported, model_ + ": " + what + " must be a constant integer");
-    return t->i;
+    return *t;
   }
   const std::string& model_;
-  std::map<std::string, std::vector<std::int64_t>> ints_;
+  std::map<std::string, TensorData> ints_;
   std::map<std::string, Split> sequences_;
 };
 

@@ -294,6 +294,11 @@ TEST(OnnxImport, SplitToSequenceAsSlices) {
   for (auto& n : *past.mutable_graph()->mutable_node())
     if (n.output(0) == "b") n.set_input(1, "fifth");
   expect_error([&] { load(past); }, ErrorKind::BadInput, "node 'b': position 4 of 3 pieces");
+  // One size given as a list, not a scalar: one piece, not pieces of that size.
+  onnx::ModelProto listed = split_model();
+  for (auto& t : *listed.mutable_graph()->mutable_initializer())
+    if (t.name() == "two") t.add_dims(1);
+  expect_error([&] { load(listed); }, ErrorKind::BadInput, "node 'c': position 2 of 1 pieces");
   // A sequence as the graph's output.
   onnx::ModelProto returned = split_model();
   returned.mutable_graph()->mutable_output(0)->set_name("s1");
