@@ -12,6 +12,7 @@
 // A Model is not thread-safe: use one per thread.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -54,6 +55,26 @@ bool cpu_has_bf16();
 // Whether this CPU runs Precision::INT8 (AVX512_VNNI dot products).
 bool cpu_has_int8();
 
+// A tensor of the general API (Model::run by name): row-major values,
+// float32 ones in f, every integer and boolean type's in i (as int64,
+// booleans 0 or 1).
+struct Tensor {
+  ElementType type = ElementType::Float32;
+  Shape shape;
+  std::vector<float> f;
+  std::vector<std::int64_t> i;
+};
+
+// A graph input or output as the general API sees it: its name, its
+// element type and its shape as compiled (and as the file declares it, -1
+// where a dimension is symbolic: EngineOptions::input_shapes fixes those).
+struct TensorInfo {
+  std::string name;
+  ElementType type = ElementType::Float32;
+  Shape shape;
+  Shape file_shape;
+};
+
 struct EngineOptions {
   Backend backend = Backend::Cpu;
   int threads = 0;         // 0: one per logical core
@@ -89,6 +110,9 @@ struct EngineOptions {
                            // it and the network's weights weigh no more than one image's activations
                            // (the DenseNets; ModelInfo::passes says which; networks heavier in weights
                            // read them once per run and do better whole). A value >= batch: whole batches.
+  std::map<std::string, Shape> input_shapes;  // inputs' symbolic dimensions fixed by name (ONNX Runtime's free
+                                              // dimensions): each shape of the input's rank, equal to it where
+                                              // the file fixes a dimension. Inputs not named here: see batch.
   GraphLimits limits;
   std::int64_t max_file_bytes = 4LL << 30;  // model files larger than this are refused
   bool keep_constants = true;  // Cpu, Cuda: keep the graph's weights after compiling (graph() shows them,
@@ -158,6 +182,8 @@ class Model {
   Model& operator=(Model&&) noexcept;
   ~Model();
 
+  // The image API (run, run_items, run_image, profile): networks with one
+  // float32 input and one float32 output.
   const Shape& input_shape() const;
   const Shape& output_shape() const;
   std::size_t input_size() const;
@@ -170,8 +196,18 @@ class Model {
   void run(const float* input, float* output);
   // `count` inputs of one item each (input_size() / batch() floats, one after
   // another) to `count` outputs, in runs of batch() items; a last partial run
-  // is padded with zeros and only its items' outputs are written.
+  // is padded with zeros and only its items' outputs are written. A count
+  // other than batch() needs an output whose first dimension is the batch
+  // (InvalidArgument otherwise).
   void run_items(const float* input, std::int64_t count, float* output);
+  // The general API: any number of inputs and outputs of any ElementType.
+  const std::vector<TensorInfo>& inputs() const;
+  const std::vector<TensorInfo>& outputs() const;
+  // Every input, by name, in its type and compiled shape, to every output, in
+  // outputs()' order. Graphs other than one float32 input to one float32
+  // output run on the reference evaluator (exact, slow; ModelInfo::passes
+  // says so). Throws InvalidArgument for a missing, unknown or misshapen input.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
   // Items per run(): the input's first dimension.
   std::int64_t batch() const;
   // From a decoded RGB image: the preset's resize (+ crop) and normalize,

@@ -25,6 +25,13 @@ using Shape = std::vector<std::int64_t>;
 enum class DType { F32, I64 };
 const char* to_string(DType t);
 
+// The element types a graph's inputs and outputs take and give (ONNX's).
+// Inside the graph floats are float32 (DType::F32) and integers and
+// booleans int64 (DType::I64): they are converted at the boundary only.
+enum class ElementType { Float32, Int64, Int32, Bool, UInt8, Int8 };
+const char* to_string(ElementType t);  // "float32", "int64", ...
+DType dtype_of(ElementType t);
+
 // A dense constant (weights, shape tensors). Row-major.
 struct TensorData {
   DType dtype = DType::F32;
@@ -96,14 +103,19 @@ class Graph {
   std::vector<int> inputs;   // value ids of the runtime inputs; -1 in an input's shape is a
                              // symbolic dimension, fixed when the graph is compiled (set_batch)
   std::vector<int> outputs;  // value ids of the results
+  // The element types of inputs and outputs, by position; where one is not
+  // given (a graph built in code), its value's dtype says (float32 or int64).
+  std::vector<ElementType> input_types, output_types;
 
   int add_value(std::string name, DType dtype = DType::F32, Shape shape = {});
-  int add_input(std::string name, Shape shape);
+  int add_input(std::string name, Shape shape, ElementType type = ElementType::Float32);
   int add_constant(std::string name, TensorData data);
   // Appends a node with fresh output values (named after the node) and returns their ids.
   std::vector<int> add_node(std::string op, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {},
                             int num_outputs = 1, std::string name = {});
   void mark_output(int value) { outputs.push_back(value); }
+  ElementType input_type(std::size_t i) const;
+  ElementType output_type(std::size_t i) const;
 
   const Value& value(int id) const { return values.at(static_cast<std::size_t>(id)); }
   Value& value(int id) { return values.at(static_cast<std::size_t>(id)); }

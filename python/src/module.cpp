@@ -14,6 +14,8 @@
 #include <functional>
 #include <iterator>
 #include <cstring>
+#include <map>
+#include <type_traits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -390,8 +392,13 @@ class PyModel {
       invalid("input shape (" + got + ") is not the model's (" + want + ")");
     }
     const py::ssize_t n = a.shape(0);
+    // One output per item where the output's first dimension is the batch;
+    // otherwise the output as it is (and run_items takes exactly one batch).
     std::vector<py::ssize_t> out_shape(first().output_shape().begin(), first().output_shape().end());
-    if (!out_shape.empty()) out_shape[0] = n;
+    if (!out_shape.empty() && out_shape[0] == in[0]) out_shape[0] = n;
+    else if (n != static_cast<py::ssize_t>(first().batch()))
+      invalid("the network's output " + shape_str(first().output_shape()) + " is not one per item of its input " + shape_str(in) +
+              ": give exactly " + std::to_string(first().batch()) + " item(s)");
     py::array_t<float> y(out_shape);
     const float* src = a.data();
     float* dst = y.mutable_data();
@@ -578,6 +585,104 @@ class PyModel {
   std::string preset_name_, source_;
 };
 
+// The general API: any inputs and outputs, by name, as NumPy arrays. The
+// Python class vinfer.Session (ONNX Runtime's convention) is built on it.
+class PySession {
+ public:
+  PySession(const py::object& model, int threads, const std::string& backend, const std::map<std::string, Shape>& input_shapes,
+            bool optimize) {
+    EngineOptions opt;
+    opt.threads = threads;
+    opt.optimize = optimize;
+    opt.input_shapes = input_shapes;
+    opt.tune_cache = "";
+    if (backend == "reference") opt.backend = Backend::Reference;
+    else if (backend != "cpu") invalid("backend '" + backend + "': expected cpu or reference");
+    Source src = source_of(model);
+    py::gil_scoped_release nogil;
+    worker_.call([&] {
+      model_.emplace(src.is_file() ? Model::load_onnx(src.path, opt)
+                                   : Model::load_onnx_memory(reinterpret_cast<const std::uint8_t*>(src.bytes.data()),
+                                                             src.bytes.size(), src.name, opt));
+    });
+  }
+
+  static py::list infos(const std::vector<TensorInfo>& v) {
+    py::list out;
+    for (const TensorInfo& t : v) out.append(py::make_tuple(t.name, to_string(t.type), py::cast(t.shape), py::cast(t.file_shape)));
+    return out;
+  }
+  py::list inputs() const { return infos(model_->inputs()); }
+  py::list outputs() const { return infos(model_->outputs()); }
+  py::list passes() const { return py::cast(model_->info().passes); }
+
+  // feeds: name -> array; returns every output, in outputs() order.
+  py::list run(const py::dict& feeds) {
+    std::map<std::string, Tensor> in;
+    for (const auto& [key, value] : feeds) {
+      const std::string name = py::str(key).cast<std::string>();
+      const py::array a = py::array::ensure(value);
+      if (!a) throw py::type_error("input '" + name + "' is not an array");
+      Tensor t;
+      t.type = element_type(name, a);
+      t.shape.assign(a.shape(), a.shape() + a.ndim());
+      if (t.type == ElementType::Float32) {
+        const auto c = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);
+        t.f.assign(c.data(), c.data() + c.size());
+      } else {
+        const auto c = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+        t.i.assign(c.data(), c.data() + c.size());
+      }
+      in.emplace(name, std::move(t));
+    }
+    std::vector<Tensor> out;
+    {
+      py::gil_scoped_release nogil;
+      worker_.call([&] { out = model_->run(in); });
+    }
+    py::list res;
+    for (Tensor& t : out) res.append(to_numpy(t));
+    return res;
+  }
+
+ private:
+  static ElementType element_type(const std::string& name, const py::array& a) {
+    const char kind = a.dtype().kind();
+    const py::ssize_t size = a.dtype().itemsize();
+    if (kind == 'f' && size == 4) return ElementType::Float32;
+    if (kind == 'i' && size == 8) return ElementType::Int64;
+    if (kind == 'i' && size == 4) return ElementType::Int32;
+    if (kind == 'b') return ElementType::Bool;
+    if (kind == 'u' && size == 1) return ElementType::UInt8;
+    if (kind == 'i' && size == 1) return ElementType::Int8;
+    throw py::type_error("input '" + name + "' is " + dtype_name(a) + " (vinfer takes float32, int64, int32, bool, uint8 and int8)");
+  }
+
+  template <typename T>
+  static py::array filled(const Tensor& t) {
+    py::array_t<T> a(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+    T* d = a.mutable_data();
+    if constexpr (std::is_same_v<T, float>) std::copy(t.f.begin(), t.f.end(), d);
+    else
+      for (std::size_t k = 0; k < t.i.size(); ++k) d[k] = static_cast<T>(t.i[k]);
+    return std::move(a);
+  }
+  static py::array to_numpy(const Tensor& t) {
+    switch (t.type) {
+      case ElementType::Float32: return filled<float>(t);
+      case ElementType::Int64: return filled<std::int64_t>(t);
+      case ElementType::Int32: return filled<std::int32_t>(t);
+      case ElementType::Bool: return filled<bool>(t);
+      case ElementType::UInt8: return filled<std::uint8_t>(t);
+      case ElementType::Int8: return filled<std::int8_t>(t);
+    }
+    throw Error(ErrorKind::Internal, "unknown element type");
+  }
+
+  Worker worker_;  // declared first: destroyed last, after the model it ran
+  std::optional<Model> model_;
+};
+
 }  // namespace
 }  // namespace vinfer::python
 
@@ -642,4 +747,13 @@ PYBIND11_MODULE(_vinfer, m) {
       .def("classify", &PyModel::classify, py::arg("images"), py::arg("topk") = 5, py::arg("raise_errors") = false,
            py::arg("workers") = 1)
       .def("profile", &PyModel::profile, py::arg("x") = py::none(), py::arg("runs") = 1);
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const py::object&, int, const std::string&, const std::map<std::string, Shape>&, bool>(), py::arg("model"),
+           py::arg("threads") = 0, py::arg("backend") = "cpu", py::arg("input_shapes") = std::map<std::string, Shape>{},
+           py::arg("optimize") = true)
+      .def_property_readonly("inputs", &PySession::inputs)
+      .def_property_readonly("outputs", &PySession::outputs)
+      .def_property_readonly("passes", &PySession::passes)
+      .def("run", &PySession::run, py::arg("feeds"));
 }

@@ -15,10 +15,11 @@ import os as _os
 from ._errors import (BadInputError, Error, FileError, InternalError, InvalidArgumentError,  # noqa: F401
                       LimitExceededError, UnsupportedError)
 from . import _vinfer
+from .session import NodeArg, Session  # noqa: F401
 
 __version__ = _vinfer.version()
 
-__all__ = ["Model", "decode", "resize", "preprocess", "presets", "models", "labels", "cpu_has_bf16", "Error",
+__all__ = ["Model", "Session", "NodeArg", "decode", "resize", "preprocess", "presets", "models", "labels", "cpu_has_bf16", "Error",
            "InvalidArgumentError", "BadInputError", "UnsupportedError", "LimitExceededError", "FileError", "InternalError"]
 
 

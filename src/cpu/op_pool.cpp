@@ -13,6 +13,7 @@
 #include "cpu/norm_pool.hpp"
 #include "graph/op_params.hpp"
 #include "graph/shape.hpp"
+#include "vinfer/error.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -97,6 +98,8 @@ const Node* pool_absorbable_scale_shift(const BuildContext& ctx, const Node& poo
 void build_reduce(BuildContext& ctx, const Node& n) {
   const Graph& g = ctx.graph();
   const Shape& xs = g.value(n.inputs[0]).shape;
+  // (Over an empty set ONNX's answers are -inf for a max and 0 for a sum; oneDNN's are not.)
+  if (numel(xs) == 0) throw Error(ErrorKind::Unsupported, n.label() + ": an empty input");
   std::vector<bool> red(xs.size(), false);
   const std::vector<std::int64_t> axes = detail::axes_of(g, n, 1);
   if (axes.empty() && n.get_int("noop_with_empty_axes", 0) == 0) red.assign(xs.size(), true);

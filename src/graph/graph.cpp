@@ -9,6 +9,20 @@ namespace vinfer {
 
 const char* to_string(DType t) { return t == DType::F32 ? "float32" : "int64"; }
 
+const char* to_string(ElementType t) {
+  switch (t) {
+    case ElementType::Float32: return "float32";
+    case ElementType::Int64: return "int64";
+    case ElementType::Int32: return "int32";
+    case ElementType::Bool: return "bool";
+    case ElementType::UInt8: return "uint8";
+    case ElementType::Int8: return "int8";
+  }
+  return "?";
+}
+
+DType dtype_of(ElementType t) { return t == ElementType::Float32 ? DType::F32 : DType::I64; }
+
 const char* to_string(PostOp::Kind k) {
   switch (k) {
     case PostOp::Relu: return "Relu";
@@ -108,10 +122,23 @@ int Graph::add_value(std::string vname, DType dtype, Shape shape) {
   return static_cast<int>(values.size()) - 1;
 }
 
-int Graph::add_input(std::string vname, Shape shape) {
-  int id = add_value(std::move(vname), DType::F32, std::move(shape));
+int Graph::add_input(std::string vname, Shape shape, ElementType type) {
+  int id = add_value(std::move(vname), dtype_of(type), std::move(shape));
   inputs.push_back(id);
+  input_types.resize(inputs.size() - 1, ElementType::Float32);
+  input_types.push_back(type);
   return id;
+}
+
+namespace {
+ElementType type_of(DType t) { return t == DType::F32 ? ElementType::Float32 : ElementType::Int64; }
+}  // namespace
+
+ElementType Graph::input_type(std::size_t i) const {
+  return i < input_types.size() ? input_types[i] : type_of(value(inputs.at(i)).dtype);
+}
+ElementType Graph::output_type(std::size_t i) const {
+  return i < output_types.size() ? output_types[i] : type_of(value(outputs.at(i)).dtype);
 }
 
 int Graph::add_constant(std::string vname, TensorData data) {

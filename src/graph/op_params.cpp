@@ -65,7 +65,7 @@ void resolve_window(const Node& n, const Shape& x, WindowParams& p, bool allow_c
 }  // namespace
 
 WindowParams conv_params(const Node& n, const Shape& x, const Shape& w) {
-  if (x.size() != 4) bad(n, "input must be 4-D NCHW, got " + shape_str(x));
+  if (x.size() != 4) throw Error(ErrorKind::Unsupported, n.label() + ": runs on 4-D NCHW input only, not " + shape_str(x));
   if (w.size() != x.size()) bad(n, "weight rank " + std::to_string(w.size()) + " does not match input rank " + std::to_string(x.size()));
   WindowParams p;
   p.group = n.get_int("group", 1);
@@ -97,7 +97,7 @@ bool windows_tile_map(const WindowParams& p, const Shape& x) {
 }
 
 WindowParams pool_params(const Node& n, const Shape& x) {
-  if (x.size() != 4) bad(n, "input must be 4-D NCHW, got " + shape_str(x));
+  if (x.size() != 4) throw Error(ErrorKind::Unsupported, n.label() + ": runs on 4-D NCHW input only, not " + shape_str(x));
   WindowParams p;
   p.kernel = n.get_ints("kernel_shape");
   if (p.kernel.size() != x.size() - 2) bad(n, "kernel_shape must have " + std::to_string(x.size() - 2) + " values");

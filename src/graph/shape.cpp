@@ -30,7 +30,8 @@ std::vector<std::int64_t> axes_of(const Graph& g, const Node& n, std::size_t inp
   if (n.has("axes")) return n.get_ints("axes");
   if (n.inputs.size() > input_index && n.inputs[input_index] >= 0) {
     const TensorData* t = g.constant(n.inputs[input_index]);
-    if (!t || t->dtype != DType::I64) bad(n, "axes must be a constant int64 tensor");
+    if (!t) throw Error(ErrorKind::Unsupported, n.label() + ": axes computed at run time are not supported (only constant ones)");
+    if (t->dtype != DType::I64) bad(n, "axes must be an int64 tensor");
     return t->i;
   }
   return {};
@@ -100,7 +101,8 @@ void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   ShapeContext c(g, n, limits);
   def->shape(c);
   // Float-only operators (their data input; parameters like pads or axes are int64).
-  if (def->types != OpDef::Any && c.has_input(0) && c.in_dtype(0) != DType::F32) c.bad("input must be float32");
+  // (An integer or boolean input there is a type vinfer does not run the operator on, not a broken model.)
+  if (def->types != OpDef::Any && c.has_input(0) && c.in_dtype(0) != DType::F32) c.unsupported("runs on float32 input only, not integers or booleans");
   // Operators whose every input is float data (weights, bias, statistics):
   // an int32 weight tensor reached the kernels as no floats at all (a fuzzer finding).
   if (def->types == OpDef::AllFloat)

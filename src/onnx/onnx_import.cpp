@@ -515,6 +515,23 @@ class SequenceSplits {
   std::map<std::string, Split> sequences_;
 };
 
+// The element type of a graph input or output, or Unsupported naming it.
+ElementType boundary_type(const std::string& model, const char* what, const std::string& value, int elem) {
+  using TP = onnx::TensorProto;
+  switch (elem) {
+    case TP::FLOAT: return ElementType::Float32;
+    case TP::INT64: return ElementType::Int64;
+    case TP::INT32: return ElementType::Int32;
+    case TP::BOOL: return ElementType::Bool;
+    case TP::UINT8: return ElementType::UInt8;
+    case TP::INT8: return ElementType::Int8;
+    default: break;
+  }
+  const std::string type = TP::DataType_IsValid(elem) ? TP::DataType_Name(static_cast<TP::DataType>(elem)) : std::to_string(elem);
+  throw Error(ErrorKind::Unsupported, model + ": " + what + " '" + value + "' is of type " + type +
+                                          " (vinfer takes and gives float32, int64, int32, bool, uint8 and int8)");
+}
+
 Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits,
                    StageClock& clock, std::vector<Span> spans, const ModelBytes& src) {
   if (!model.has_graph()) bad(name, "the ONNX model has no graph");
@@ -623,8 +640,9 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
   for (const onnx::ValueInfoProto& vi : gp.input()) {
     if (ids.count(vi.name())) continue;  // older exporters list initializers as inputs too
     const auto& tt = vi.type().tensor_type();
-    if (tt.elem_type() != onnx::TensorProto::FLOAT)
-      throw Error(ErrorKind::Unsupported, name + ": input '" + vi.name() + "' is not float32");
+    if (!vi.type().has_tensor_type())
+      throw Error(ErrorKind::Unsupported, name + ": input '" + vi.name() + "' is not a tensor (a sequence, map or optional)");
+    const ElementType type = boundary_type(name, "input", vi.name(), tt.elem_type());
     Shape s, fixed;  // symbolic dimensions as -1 (set_batch fixes them), and as 1 for the size check
     for (const auto& d : tt.shape().dim()) {
       s.push_back(d.has_dim_value() ? d.dim_value() : -1);
@@ -632,7 +650,7 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     }
     if (!dims_fit(fixed, limits.max_tensor_elements))
       throw Error(ErrorKind::LimitExceeded, name + ": input '" + vi.name() + "' " + shape_str(s) + " exceeds the tensor element limit");
-    ids[vi.name()] = g.add_input(vi.name(), s);
+    ids[vi.name()] = g.add_input(vi.name(), s, type);
   }
   SequenceSplits sequences(name);
   for (const onnx::NodeProto& np : gp.node()) {
@@ -679,7 +697,14 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       throw Error(ErrorKind::Unsupported, name + ": graph output '" + vi.name() + "' is a sequence, which vinfer does not return");
     auto it = ids.find(vi.name());
     if (it == ids.end()) bad(name, "graph output '" + vi.name() + "' is never produced");
+    if (vi.type().has_sequence_type() || vi.type().has_map_type() || vi.type().has_optional_type())
+      throw Error(ErrorKind::Unsupported, name + ": graph output '" + vi.name() + "' is not a tensor, which vinfer does not return");
+    const int elem = vi.type().tensor_type().elem_type();
+    g.output_types.resize(g.outputs.size(), ElementType::Float32);
     g.mark_output(it->second);
+    // (an output declared without a type is taken as float32, and checked against what it is)
+    g.output_types.push_back(elem == onnx::TensorProto::UNDEFINED ? ElementType::Float32
+                                                                   : boundary_type(name, "output", vi.name(), elem));
   }
   clock.lap("convert");
   return g;

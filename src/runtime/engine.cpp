@@ -25,18 +25,28 @@
 namespace vinfer {
 namespace {
 
-// Runs the graph node by node with the reference kernels: the oracle.
+// Runs the graph node by node with the reference kernels: the oracle, and
+// the general path (any inputs and outputs, of any type).
 class ReferenceExecutor final : public detail::Executor {
  public:
   explicit ReferenceExecutor(const Graph& g) : g_(g) {}
   void run(const float* input, float* output) override { (void)profile(input, output); }
   std::vector<detail::OpProfile> profile(const float* input, float* output) override {
+    const Value& in = g_.value(g_.inputs.at(0));
+    std::vector<TensorData> ins{TensorData::f32(in.shape, std::vector<float>(input, input + numel(in.shape)))};
+    std::vector<detail::OpProfile> prof;
+    const std::vector<TensorData> out = run_all(std::move(ins), &prof);
+    if (!out.at(0).f.empty()) std::memcpy(output, out[0].f.data(), out[0].f.size() * sizeof(float));
+    return prof;
+  }
+  int kernels() const override { return static_cast<int>(g_.nodes.size()); }
+
+  // The graph's inputs, in order, to its outputs.
+  std::vector<TensorData> run_all(std::vector<TensorData> inputs, std::vector<detail::OpProfile>* prof = nullptr) const {
     std::vector<std::shared_ptr<const TensorData>> vals(g_.values.size());
     for (std::size_t i = 0; i < g_.values.size(); ++i) vals[i] = g_.values[i].constant;
-    const Value& in = g_.value(g_.inputs.at(0));
-    vals[static_cast<std::size_t>(g_.inputs[0])] =
-        std::make_shared<const TensorData>(TensorData::f32(in.shape, std::vector<float>(input, input + numel(in.shape))));
-    std::vector<detail::OpProfile> prof;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      vals[static_cast<std::size_t>(g_.inputs.at(i))] = std::make_shared<const TensorData>(std::move(inputs[i]));
     for (const Node& n : g_.nodes) {
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<const TensorData*> args;
@@ -46,17 +56,54 @@ class ReferenceExecutor final : public detail::Executor {
       std::vector<TensorData> out = detail::eval_reference(g_, n, args);
       for (std::size_t o = 0; o < out.size() && o < n.outputs.size(); ++o)
         if (n.outputs[o] >= 0) vals[static_cast<std::size_t>(n.outputs[o])] = std::make_shared<const TensorData>(std::move(out[o]));
-      prof.push_back({n.label(), "reference", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), 0});
+      if (prof)
+        prof->push_back({n.label(), "reference", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), 0});
     }
-    const TensorData& y = *vals[static_cast<std::size_t>(g_.outputs.at(0))];
-    if (!y.f.empty()) std::memcpy(output, y.f.data(), y.f.size() * sizeof(float));
-    return prof;
+    std::vector<TensorData> res;
+    for (const int v : g_.outputs) {
+      const TensorData* y = vals[static_cast<std::size_t>(v)].get();
+      if (!y || y->shape != g_.value(v).shape)
+        throw Error(ErrorKind::Internal, "output '" + g_.value(v).name + "' was not computed in its inferred shape");
+      res.push_back(*y);
+    }
+    return res;
   }
-  int kernels() const override { return static_cast<int>(g_.nodes.size()); }
 
  private:
   const Graph& g_;
 };
+
+// Whether the graph is the image API's: one float32 input to one float32
+// output that a kernel computes (the shape every backend compiles).
+bool one_float_in_out(const Graph& g) {
+  if (g.inputs.size() != 1 || g.outputs.size() != 1) return false;
+  const Value& y = g.value(g.outputs[0]);
+  return g.input_type(0) == ElementType::Float32 && g.output_type(0) == ElementType::Float32 && !y.is_constant() &&
+         g.outputs[0] != g.inputs[0];
+}
+
+// Fixes the symbolic dimensions of the inputs EngineOptions::input_shapes names.
+void set_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
+  std::size_t used = 0;
+  for (const int id : g.inputs) {
+    Value& v = g.value(id);
+    const auto it = shapes.find(v.name);
+    if (it == shapes.end()) continue;
+    ++used;
+    const Shape& want = it->second;
+    bool fits = want.size() == v.shape.size();
+    for (std::size_t d = 0; fits && d < want.size(); ++d) fits = want[d] >= 0 && (v.shape[d] == -1 || v.shape[d] == want[d]);
+    if (!fits)
+      throw Error(ErrorKind::InvalidArgument, "input '" + v.name + "' is " + shape_str(v.shape) + " (-1: any), not " + shape_str(want));
+    v.shape = want;
+  }
+  if (used != shapes.size())
+    for (const auto& [name, shape] : shapes) {
+      bool found = false;
+      for (const int id : g.inputs) found = found || g.value(id).name == name;
+      if (!found) throw Error(ErrorKind::InvalidArgument, "input_shapes names '" + name + "', which is not an input of the network");
+    }
+}
 
 // Refuses a precision the backend or the CPU does not run, and an INT8
 // calibration made for another network.
@@ -174,11 +221,27 @@ struct Model::Impl {
   std::int64_t run_batch = 1;          // images per backend run (EngineOptions::micro_batch)
   std::vector<float> chunk_in, chunk_out;  // a last partial run of micro-batches
 
+  std::vector<TensorInfo> inputs, outputs;  // the general API's view
+  const ReferenceExecutor* reference = nullptr;  // exec, where it is the reference evaluator
+
   void compile() {
     check_precision(options, graph);
-    if (options.backend == Backend::Reference) {
-      exec = std::make_unique<ReferenceExecutor>(graph);
+    reference = nullptr;
+    if (options.backend == Backend::Reference || !one_float_in_out(graph)) {
+      if (options.backend == Backend::Cuda)
+        throw Error(ErrorKind::Unsupported, "the CUDA backend runs networks with one float32 input and one float32 output");
+      if (options.precision != Precision::F32)
+        throw Error(ErrorKind::Unsupported, std::string("precision ") + to_string(options.precision) +
+                                                " runs networks with one float32 input and one float32 output");
+      auto ref = std::make_unique<ReferenceExecutor>(graph);
+      reference = ref.get();
+      exec = std::move(ref);
       info.nodes_executed = exec->kernels();
+      info.kernels.clear();
+      for (const Node& n : graph.nodes) info.kernels.emplace_back(n.label(), "vinfer:reference");
+      if (options.backend != Backend::Reference)
+        info.passes.push_back("general graph (" + std::to_string(inputs.size()) + " input(s), " + std::to_string(outputs.size()) +
+                              " output(s), not one float32 input to one float32 output): every node on the reference evaluator (slow)");
     } else if (options.backend == Backend::Cuda) {
 #ifdef VINFER_HAS_CUDA
       if (const Shape& in = graph.value(graph.inputs.at(0)).shape; !in.empty() && in[0] > 1)
@@ -196,6 +259,15 @@ struct Model::Impl {
       if (!options.keep_constants) done_with = [this](int v) { release_constant(graph.value(v)); };
       exec = cpu::compile(graph, options, resolve_threads(options.threads), info, done_with);
     }
+  }
+
+  // The image API's calls need one float32 input and one float32 output.
+  void need_image_api(const char* call) const {
+    if (inputs.size() == 1 && outputs.size() == 1 && inputs[0].type == ElementType::Float32 && outputs[0].type == ElementType::Float32)
+      return;
+    throw Error(ErrorKind::InvalidArgument, std::string(call) + ": the network has " + std::to_string(inputs.size()) + " input(s) and " +
+                                                std::to_string(outputs.size()) +
+                                                " output(s), not one float32 each: run it by name (the general API)");
   }
 
   // The batch's images through the backend in runs of run_batch.
@@ -256,17 +328,31 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   std::map<std::string, int> ops;
   for (const Node& n : graph.nodes) ++ops[n.op];
   impl->info.operators.assign(ops.begin(), ops.end());
-  if (graph.inputs.size() != 1 || graph.outputs.size() != 1)
-    throw Error(ErrorKind::Unsupported, source + ": vinfer runs networks with one input and one output (this one has " +
-                                            std::to_string(graph.inputs.size()) + " and " + std::to_string(graph.outputs.size()) + ")");
-  const Value& input = graph.value(graph.inputs[0]);
-  const bool symbolic_batch = !input.shape.empty() && input.shape[0] == -1;
+  if (graph.outputs.empty()) throw Error(ErrorKind::Unsupported, source + ": the network has no output");
+  const bool symbolic_batch = graph.inputs.size() == 1 && !graph.value(graph.inputs[0]).shape.empty() &&
+                              graph.value(graph.inputs[0]).shape[0] == -1 && options.input_shapes.empty();
   Graph whole_batch_graph;  // the imported graph, for a micro-batch's compile
   if (symbolic_batch && options.batch > 1 && options.backend == Backend::Cpu) whole_batch_graph = graph;
+  std::vector<Shape> file_shapes;  // (and the outputs' names: passes may replace their values)
+  std::vector<std::string> out_names;
+  for (const int v : graph.inputs) file_shapes.push_back(graph.value(v).shape);
+  for (const int v : graph.outputs) out_names.push_back(graph.value(v).name);
   try {
+    set_input_shapes(graph, options.input_shapes);
     set_batch(graph, options.batch, options.limits);
     detail::optimize(graph, options.limits, options.optimize, &impl->info.passes);
-    impl->in_shape = graph.value(graph.inputs[0]).shape;
+    for (std::size_t i = 0; i < graph.inputs.size(); ++i) {
+      const Value& v = graph.value(graph.inputs[i]);
+      impl->inputs.push_back({v.name, graph.input_type(i), v.shape, file_shapes.at(i)});
+    }
+    for (std::size_t i = 0; i < graph.outputs.size(); ++i) {
+      const Value& v = graph.value(graph.outputs[i]);
+      const ElementType t = graph.output_type(i);
+      if (dtype_of(t) != v.dtype)
+        throw Error(ErrorKind::BadInput, "output '" + out_names.at(i) + "' is declared " + to_string(t) + " but computes " + to_string(v.dtype));
+      impl->outputs.push_back({out_names.at(i), t, v.shape, v.shape});
+    }
+    impl->in_shape = graph.inputs.empty() ? Shape{} : graph.value(graph.inputs[0]).shape;
     impl->out_shape = graph.value(graph.outputs[0]).shape;
     impl->run_batch = impl->in_shape.empty() ? 1 : std::max<std::int64_t>(impl->in_shape[0], 1);
     if (!whole_batch_graph.nodes.empty()) {
@@ -316,8 +402,80 @@ std::size_t Model::output_size() const { return static_cast<std::size_t>(numel(o
 const ModelInfo& Model::info() const { return impl_->info; }
 const Graph& Model::graph() const { return impl_->graph; }
 
+const std::vector<TensorInfo>& Model::inputs() const { return impl_->inputs; }
+const std::vector<TensorInfo>& Model::outputs() const { return impl_->outputs; }
+
+namespace {
+
+// A caller's tensor as the graph holds it, checked against what the input takes.
+TensorData to_graph(const TensorInfo& want, const Tensor& t) {
+  if (t.type != want.type)
+    throw Error(ErrorKind::InvalidArgument, "input '" + want.name + "' is " + to_string(want.type) + ", not " + to_string(t.type));
+  if (t.shape != want.shape)
+    throw Error(ErrorKind::InvalidArgument, "input '" + want.name + "' takes shape " + shape_str(want.shape) + ", not " + shape_str(t.shape));
+  const auto n = static_cast<std::size_t>(numel(t.shape));
+  const bool flt = t.type == ElementType::Float32;
+  if ((flt ? t.f.size() : t.i.size()) != n)
+    throw Error(ErrorKind::InvalidArgument, "input '" + want.name + "' holds " + std::to_string(flt ? t.f.size() : t.i.size()) +
+                                                " values for shape " + shape_str(t.shape));
+  if (flt) return TensorData::f32(t.shape, t.f);
+  TensorData d = TensorData::i64(t.shape, t.i);
+  if (t.type == ElementType::Bool)
+    for (std::int64_t& v : d.i) v = v != 0;
+  return d;
+}
+
+// An output as its declared type holds it (int32 and narrower wrap as those types do).
+Tensor from_graph_value(const TensorInfo& info, TensorData&& d) {
+  Tensor t;
+  t.type = info.type;
+  t.shape = std::move(d.shape);
+  t.f = std::move(d.f);
+  t.i = std::move(d.i);
+  for (std::int64_t& v : t.i) switch (info.type) {
+      case ElementType::Int32: v = static_cast<std::int32_t>(static_cast<std::uint64_t>(v)); break;
+      case ElementType::Bool: v = v != 0; break;
+      case ElementType::UInt8: v = static_cast<std::uint8_t>(v); break;
+      case ElementType::Int8: v = static_cast<std::int8_t>(static_cast<std::uint8_t>(v)); break;
+      default: break;
+    }
+  return t;
+}
+
+}  // namespace
+
+std::vector<Tensor> Model::run(const std::map<std::string, Tensor>& feeds) {
+  Impl& m = *impl_;
+  for (const auto& [name, t] : feeds) {
+    bool known = false;
+    for (const TensorInfo& i : m.inputs) known = known || i.name == name;
+    if (!known) {
+      std::string names;
+      for (const TensorInfo& i : m.inputs) names += (names.empty() ? "'" : ", '") + i.name + "'";
+      throw Error(ErrorKind::InvalidArgument, "the network has no input '" + name + "' (its inputs: " + (names.empty() ? "none" : names) + ")");
+    }
+  }
+  std::vector<TensorData> in;
+  for (const TensorInfo& i : m.inputs) {
+    const auto it = feeds.find(i.name);
+    if (it == feeds.end()) throw Error(ErrorKind::InvalidArgument, "input '" + i.name + "' is not given");
+    in.push_back(to_graph(i, it->second));
+  }
+  std::vector<TensorData> out;
+  if (m.reference) {
+    out = m.reference->run_all(std::move(in));
+  } else {
+    out.push_back(TensorData::f32(m.out_shape, std::vector<float>(output_size())));
+    run(in.at(0).f.data(), out[0].f.data());
+  }
+  std::vector<Tensor> res;
+  for (std::size_t o = 0; o < out.size(); ++o) res.push_back(from_graph_value(m.outputs.at(o), std::move(out[o])));
+  return res;
+}
+
 void Model::run(const float* input, float* output) {
   Impl& m = *impl_;
+  m.need_image_api("run");
   if (m.run_batch == batch()) return m.exec->run(input, output);
   m.each_run(input, output, [&](const float* x, float* y) { m.exec->run(x, y); });
 }
@@ -328,6 +486,12 @@ void Model::run_items(const float* input, std::int64_t count, float* output) {
   if (count < 0) throw Error(ErrorKind::InvalidArgument, "run_items: count " + std::to_string(count));
   const std::int64_t b = batch();
   Impl& m = *impl_;
+  m.need_image_api("run_items");
+  if (count == b) return run(input, output);
+  // Item by item only where the output's first dimension is the batch.
+  if (m.in_shape.empty() || m.out_shape.empty() || m.out_shape[0] != m.in_shape[0])
+    throw Error(ErrorKind::InvalidArgument, "the network's output " + shape_str(m.out_shape) + " is not one per item of its input " +
+                                                shape_str(m.in_shape) + ": give exactly " + std::to_string(b) + " item(s)");
   in_runs(input, count, b, input_size() / static_cast<std::size_t>(b), output_size() / static_cast<std::size_t>(b), output, m.pad_in,
           m.pad_out, [this](const float* x, float* y) { run(x, y); });
 }
@@ -340,6 +504,7 @@ void Model::run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, 
                                                 " but the model takes " + shape_str(input_shape()));
   if (rgb.channels != 3) throw Error(ErrorKind::InvalidArgument, "run_image: expects an RGB image");
   Impl& m = *impl_;
+  m.need_image_api("run_image");
   if (m.exec->run_image(rgb, preset, output)) return;
   if (!m.pre || !detail::same_preprocessing(m.pre->preset(), preset)) m.pre = std::make_unique<Preprocessor>(preset, 1);
   m.pre_tensor.resize(input_size());
@@ -349,6 +514,7 @@ void Model::run_image(const ImageView<std::uint8_t>& rgb, const Preset& preset, 
 
 std::vector<LayerProfile> Model::profile(const float* input, float* output) {
   Impl& m = *impl_;
+  m.need_image_api("profile");
   if (m.run_batch == batch()) return m.exec->profile(input, output);
   // Each micro-batch's run timed; a layer's time and work summed over them.
   std::vector<LayerProfile> sum;

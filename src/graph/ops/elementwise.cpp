@@ -47,7 +47,7 @@ void arithmetic_reference(RefContext& c) {
 template <bool kIntegers>
 void unary_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
-  if (!kIntegers && c.in_dtype(0) != DType::F32) c.bad("input must be float32");
+  if (!kIntegers && c.in_dtype(0) != DType::F32) c.unsupported("runs on float32 input only, not integers or booleans");
   c.set(0, c.in_shape(0), c.in_dtype(0));
 }
 
@@ -69,11 +69,53 @@ double reciprocal_(double v) { return 1.0 / v; }
 double neg_(double v) { return -v; }
 double not_(double v) { return v == 0 ? 1.0 : 0.0; }
 double abs_(double v) { return std::fabs(v); }
+double log_(double v) { return std::log(v); }
+double floor_(double v) { return std::floor(v); }
+double ceil_(double v) { return std::ceil(v); }
+double round_(double v) { return std::nearbyint(v); }  // halves to even, as ONNX says
+double sign_(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v; }
+double sin_(double v) { return std::sin(v); }
+double cos_(double v) { return std::cos(v); }
+double tan_(double v) { return std::tan(v); }
+double asin_(double v) { return std::asin(v); }
+double acos_(double v) { return std::acos(v); }
+double atan_(double v) { return std::atan(v); }
+double sinh_(double v) { return std::sinh(v); }
+double cosh_(double v) { return std::cosh(v); }
+double asinh_(double v) { return std::asinh(v); }
+double acosh_(double v) { return std::acosh(v); }
+double atanh_(double v) { return std::atanh(v); }
+double softplus_(double v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }
+double softsign_(double v) { return v / (1.0 + std::fabs(v)); }
+I sign_i(I v) { return v > 0 ? 1 : v < 0 ? -1 : 0; }
 I neg_i(I v) { return -v; }
 I abs_i(I v) { return v < 0 ? -v : v; }
 I not_i(I v) { return v == 0 ? 1 : 0; }
 
-// ---- Equal, Less, Greater (booleans as int64 0/1), Mod, Pow
+// ---- Elu, Selu, Celu, ThresholdedRelu, Shrink: float32, their attributes with ONNX's defaults
+template <double (*kF)(const Node&, double)>
+void unary_attr_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  for (std::size_t i = 0; i < y.f.size(); ++i) y.f[i] = static_cast<float>(kF(c.n, x.f[i]));
+}
+
+double elu_(const Node& n, double v) { return v < 0 ? n.get_float("alpha", 1.f) * std::expm1(v) : v; }
+double selu_(const Node& n, double v) {
+  const double alpha = n.get_float("alpha", 1.67326319217681884765625f), gamma = n.get_float("gamma", 1.05070102214813232421875f);
+  return v <= 0 ? gamma * alpha * std::expm1(v) : gamma * v;
+}
+double celu_(const Node& n, double v) {
+  const double alpha = n.get_float("alpha", 1.f);
+  return std::max(0.0, v) + std::min(0.0, alpha * std::expm1(v / alpha));
+}
+double thresholded_relu_(const Node& n, double v) { return v > n.get_float("alpha", 1.f) ? v : 0.0; }
+double shrink_(const Node& n, double v) {
+  const double bias = n.get_float("bias", 0.f), lambd = n.get_float("lambd", 0.5f);
+  return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+}
+
+// ---- Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor (booleans as int64 0/1), Mod, Pow
 template <bool kCompare, bool kSameTypes>
 void binary_math_shape(ShapeContext& c) {
   c.need_inputs(2, 2);
@@ -99,6 +141,11 @@ void binary_math_reference(RefContext& c) {
       case '=': return u == v;
       case '<': return u < v;
       case '>': return u > v;
+      case 'l': return u <= v;
+      case 'g': return u >= v;
+      case '&': return u != 0 && v != 0;
+      case '|': return u != 0 || v != 0;
+      case 'x': return (u != 0) != (v != 0);
       case '^': return std::pow(u, v);
       default: {  // Mod: the sign of the divisor (Python's %), or of the dividend with fmod
         if (v == 0) throw Error(ErrorKind::BadInput, n.label() + ": modulo by zero");
@@ -133,7 +180,14 @@ T extremum(T u, T v) {
   return kMax ? std::max(u, v) : std::min(u, v);
 }
 
-template <bool kMax>
+template <char kOp, typename T>
+T fold_op(T u, T v) {
+  if constexpr (kOp == 'M' || kOp == 'm') return extremum<kOp == 'M', T>(u, v);
+  return u + v;
+}
+
+// Max ('M'), Min ('m'), Sum ('+'), Mean ('a': the sum over the count)
+template <char kOp>
 void extremum_reference(RefContext& c) {
   auto fold = [&](auto member) {
     auto acc = c.arg(0).*member;
@@ -142,9 +196,11 @@ void extremum_reference(RefContext& c) {
       const TensorData& b = c.arg(k);
       const Shape out = broadcast_shapes(c.n, shape, b.shape);
       std::remove_reference_t<decltype(acc)> r(static_cast<std::size_t>(numel(out)));
-      broadcast_apply(acc, shape, b.*member, b.shape, r, out, extremum<kMax, typename decltype(r)::value_type>);
+      broadcast_apply(acc, shape, b.*member, b.shape, r, out, fold_op<kOp, typename decltype(r)::value_type>);
       acc = std::move(r), shape = out;
     }
+    if constexpr (kOp == 'a')
+      for (auto& v : acc) v /= static_cast<std::remove_reference_t<decltype(v)>>(c.n.inputs.size());
     // (one operand: as it is; y's shape is the broadcast of all)
     c.y().*member = std::move(acc);
   };
@@ -191,7 +247,7 @@ void select_reference(RefContext& c) {
 // ---- The activations (Relu, Clip, Sigmoid, HardSwish, Gelu, ...): one rule for all
 void activation_shape(ShapeContext& c) {
   c.need_inputs(1, static_cast<std::size_t>(activation_max_inputs(c.n.op)));
-  if (c.in_dtype(0) != DType::F32) c.bad("the input must be float32");
+  if (c.in_dtype(0) != DType::F32) c.unsupported("runs on float32 input only, not integers or booleans");
   activation_of(c.g, c.n);  // its parameters (throws where they are not what backends take)
   c.set(0, c.in_shape(0));
 }
@@ -223,8 +279,38 @@ void add_elementwise_ops(std::vector<OpDef>& ops) {
       {.name = "Greater", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'>'>, .types = OpDef::Any},
       {.name = "Mod", .shape = binary_math_shape<false, true>, .reference = binary_math_reference<'%'>, .types = OpDef::Any},
       {.name = "Pow", .shape = binary_math_shape<false, false>, .reference = binary_math_reference<'^'>, .types = OpDef::Any},
-      {.name = "Max", .shape = extremum_shape, .reference = extremum_reference<true>, .types = OpDef::Any},
-      {.name = "Min", .shape = extremum_shape, .reference = extremum_reference<false>, .types = OpDef::Any},
+      {.name = "Max", .shape = extremum_shape, .reference = extremum_reference<'M'>, .types = OpDef::Any},
+      {.name = "Min", .shape = extremum_shape, .reference = extremum_reference<'m'>, .types = OpDef::Any},
+      {.name = "Sum", .shape = extremum_shape, .reference = extremum_reference<'+'>},
+      {.name = "Mean", .shape = extremum_shape, .reference = extremum_reference<'a'>},
+      {.name = "LessOrEqual", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'l'>, .types = OpDef::Any},
+      {.name = "GreaterOrEqual", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'g'>, .types = OpDef::Any},
+      {.name = "And", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'&'>, .types = OpDef::Any},
+      {.name = "Or", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'|'>, .types = OpDef::Any},
+      {.name = "Xor", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'x'>, .types = OpDef::Any},
+      {.name = "Log", .shape = unary_shape<false>, .reference = unary_reference<log_>},
+      {.name = "Floor", .shape = unary_shape<false>, .reference = unary_reference<floor_>},
+      {.name = "Ceil", .shape = unary_shape<false>, .reference = unary_reference<ceil_>},
+      {.name = "Round", .shape = unary_shape<false>, .reference = unary_reference<round_>},
+      {.name = "Sign", .shape = unary_shape<true>, .reference = unary_reference<sign_, sign_i>, .types = OpDef::Any},
+      {.name = "Sin", .shape = unary_shape<false>, .reference = unary_reference<sin_>},
+      {.name = "Cos", .shape = unary_shape<false>, .reference = unary_reference<cos_>},
+      {.name = "Tan", .shape = unary_shape<false>, .reference = unary_reference<tan_>},
+      {.name = "Asin", .shape = unary_shape<false>, .reference = unary_reference<asin_>},
+      {.name = "Acos", .shape = unary_shape<false>, .reference = unary_reference<acos_>},
+      {.name = "Atan", .shape = unary_shape<false>, .reference = unary_reference<atan_>},
+      {.name = "Sinh", .shape = unary_shape<false>, .reference = unary_reference<sinh_>},
+      {.name = "Cosh", .shape = unary_shape<false>, .reference = unary_reference<cosh_>},
+      {.name = "Asinh", .shape = unary_shape<false>, .reference = unary_reference<asinh_>},
+      {.name = "Acosh", .shape = unary_shape<false>, .reference = unary_reference<acosh_>},
+      {.name = "Atanh", .shape = unary_shape<false>, .reference = unary_reference<atanh_>},
+      {.name = "Softplus", .shape = unary_shape<false>, .reference = unary_reference<softplus_>},
+      {.name = "Softsign", .shape = unary_shape<false>, .reference = unary_reference<softsign_>},
+      {.name = "Elu", .shape = unary_shape<false>, .reference = unary_attr_reference<elu_>},
+      {.name = "Selu", .shape = unary_shape<false>, .reference = unary_attr_reference<selu_>},
+      {.name = "Celu", .shape = unary_shape<false>, .reference = unary_attr_reference<celu_>},
+      {.name = "ThresholdedRelu", .shape = unary_shape<false>, .reference = unary_attr_reference<thresholded_relu_>},
+      {.name = "Shrink", .shape = unary_shape<false>, .reference = unary_attr_reference<shrink_>},
       {.name = "Where", .shape = where_shape, .reference = select_reference<true>, .types = OpDef::Any},
       {.name = "Expand", .shape = expand_shape, .reference = select_reference<false>, .types = OpDef::Any},
   });

@@ -27,15 +27,58 @@ void identity_shape(ShapeContext& c) {
   c.set(0, c.in_shape(0), c.in_dtype(0));
 }
 
+// Inference only: training mode (an attribute before opset 12, an input
+// since) draws a random mask, which no exact answer can match: refused.
 void dropout_shape(ShapeContext& c) {
   c.need_inputs(1, 3);
+  if (c.has_input(2)) {
+    const TensorData& t = c.need_const(2, "training_mode");
+    if (t.numel() != 1) c.bad("training_mode must be a scalar");
+    if (t.dtype == DType::I64 ? t.i[0] != 0 : t.f[0] != 0) c.unsupported("training mode is not supported (its output is random)");
+  }
   c.set(0, c.in_shape(0), c.in_dtype(0));
-  if (c.has_input(0) && c.n.outputs.size() > 1) c.set(1, c.in_shape(0));
+  if (c.n.outputs.size() > 1 && c.n.outputs[1] >= 0) c.set(1, c.in_shape(0), DType::I64);  // the mask: booleans
 }
 
 void dropout_reference(RefContext& c) {
   copy_reference(c);
-  if (c.n.outputs.size() > 1 && c.n.outputs[1] >= 0) c.out(1);
+  if (c.n.outputs.size() > 1 && c.n.outputs[1] >= 0) std::fill(c.out(1).i.begin(), c.out(1).i.end(), 1);  // nothing dropped
+}
+
+// ---- Size (the element count, an int64 scalar), Tile (the input repeated a constant number of times per dimension)
+void size_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  (void)c.in_shape(0);
+  c.set(0, {}, DType::I64);
+}
+
+void size_reference(RefContext& c) { c.y().i.at(0) = numel(c.arg(0).shape); }
+
+void tile_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  const Shape& x = c.in_shape(0);
+  const TensorData& r = c.need_const(1, "repeats");
+  if (r.dtype != DType::I64 || r.shape.size() != 1 || r.numel() != static_cast<I>(x.size()))
+    c.bad("repeats must be one int64 per dimension of " + shape_str(x));
+  Shape out;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (r.i[d] < 0) c.bad("a negative repeat");
+    if (x[d] > 0 && r.i[d] > (std::int64_t{1} << 40) / x[d]) c.bad("the output is too large");
+    out.push_back(x[d] * r.i[d]);
+  }
+  c.set(0, out, c.in_dtype(0));
+}
+
+void tile_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData& y = c.y();
+  std::vector<I> idx(y.shape.size(), 0);
+  for (I e = 0; e < numel(y.shape); ++e) {
+    I from = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) from = from * x.shape[d] + idx[d] % x.shape[d];
+    copy_element(x, static_cast<std::size_t>(from), y, static_cast<std::size_t>(e));
+    next_index(idx, y.shape);
+  }
 }
 
 // ---- Flatten, Reshape, Squeeze, Unsqueeze
@@ -324,6 +367,7 @@ void transpose_reference(RefContext& c) {
 
 // ---- Pad (constant mode; pads an attribute before opset 11, an input from it)
 void pad_shape(ShapeContext& c) {
+  if (c.has_input(3)) c.unsupported("the axes input is not supported (pads for every dimension)");
   c.need_inputs(1, 3);
   const Shape& x = c.in_shape(0);
   const std::vector<I> pads = pad_amounts(c.g, c.n);
@@ -494,6 +538,8 @@ void add_layout_ops(std::vector<OpDef>& ops) {
       {.name = "Constant", .shape = constant_shape, .reference = constant_reference, .types = Any, .from_onnx = constant_from_onnx},
       {.name = "ConstantOfShape", .shape = constant_of_shape_shape, .reference = constant_of_shape_reference, .types = Any},
       {.name = "Shape", .shape = shape_shape, .reference = shape_reference, .types = Any},
+      {.name = "Size", .shape = size_shape, .reference = size_reference, .types = Any},
+      {.name = "Tile", .shape = tile_shape, .reference = tile_reference, .types = Any},
       {.name = "Range", .shape = range_shape, .reference = range_reference, .types = Any},
       {.name = "Cast", .shape = cast_shape, .reference = cast_reference, .types = Any},
       {.name = "CastLike", .shape = cast_like_shape, .reference = cast_reference, .types = Any},

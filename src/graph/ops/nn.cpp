@@ -183,7 +183,31 @@ void reduce_shape(ShapeContext& c) {
   c.set(0, out);
 }
 
-enum class Reduce { Mean, Sum, Max, L2 };
+enum class Reduce { Mean, Sum, Max, L2, Min, Prod, L1, SumSquare, LogSum, LogSumExp };
+
+// Each reduction's start (its answer over an empty set) and step, in double.
+constexpr double reduce_start(Reduce k) {
+  return k == Reduce::Max ? -INFINITY : k == Reduce::Min ? INFINITY : k == Reduce::Prod ? 1.0 : 0.0;
+}
+inline double reduce_step(Reduce k, double a, double v) {
+  switch (k) {
+    case Reduce::Max: return std::isnan(v) ? v : std::max(a, v);
+    case Reduce::Min: return std::isnan(v) ? v : std::min(a, v);
+    case Reduce::Prod: return a * v;
+    case Reduce::L1: return a + std::fabs(v);
+    case Reduce::L2: case Reduce::SumSquare: return a + v * v;
+    case Reduce::LogSumExp: return a + std::exp(v);
+    default: return a + v;
+  }
+}
+inline double reduce_finish(Reduce k, double a, std::int64_t count) {
+  switch (k) {
+    case Reduce::Mean: return a / static_cast<double>(count);
+    case Reduce::L2: return std::sqrt(a);
+    case Reduce::LogSum: case Reduce::LogSumExp: return std::log(a);
+    default: return a;
+  }
+}
 
 // kSpatial: every dimension after N and C (GlobalAveragePool), else the node's axes.
 template <Reduce kHow, bool kSpatial = false>
@@ -193,7 +217,7 @@ void reduce_reference(RefContext& c) {
   std::vector<bool> red(x.shape.size(), true);
   if (kSpatial) red[0] = red[1] = false;
   else red = reduced_axes(c.g, c.n, x.shape);
-  std::vector<double> acc(y.f.size(), kHow == Reduce::Max ? -INFINITY : 0.0);
+  std::vector<double> acc(y.f.size(), reduce_start(kHow));
   I count = 1;
   for (std::size_t d = 0; d < red.size(); ++d)
     if (red[d]) count *= x.shape[d];
@@ -205,11 +229,11 @@ void reduce_reference(RefContext& c) {
       if (!red[d]) o = o * x.shape[d] + idx[d];
     double& a = acc[static_cast<std::size_t>(o)];
     const double v = x.f[e];
-    a = kHow == Reduce::Max ? std::max(a, v) : kHow == Reduce::L2 ? a + v * v : a + v;
+    a = reduce_step(kHow, a, v);
     next_index(idx, x.shape);
   }
   for (std::size_t i = 0; i < y.f.size(); ++i)
-    y.f[i] = static_cast<float>(kHow == Reduce::Mean ? acc[i] / static_cast<double>(count) : kHow == Reduce::L2 ? std::sqrt(acc[i]) : acc[i]);
+    y.f[i] = static_cast<float>(reduce_finish(kHow, acc[i], count));
 }
 
 // ---- LayerNormalization
@@ -255,6 +279,8 @@ void softmax_shape(ShapeContext& c) {
   c.set(0, c.in_shape(0));
 }
 
+// Softmax ('s'), LogSoftmax ('l') and Hardmax ('h': 1 at the first maximum), along the same extent.
+template <char kHow>
 void softmax_reference(RefContext& c) {
   const TensorData& x = c.arg(0);
   TensorData& y = c.y();
@@ -263,10 +289,19 @@ void softmax_reference(RefContext& c) {
     for (I in_i = 0; in_i < e.inner; ++in_i) {
       auto at = [&](I k) { return static_cast<std::size_t>((o * e.len + k) * e.inner + in_i); };
       float mx = -std::numeric_limits<float>::infinity();
-      for (I k = 0; k < e.len; ++k) mx = std::max(mx, x.f[at(k)]);
+      I first = 0;
+      for (I k = 0; k < e.len; ++k)
+        if (x.f[at(k)] > mx || k == 0) mx = x.f[at(k)], first = k;
+      if (kHow == 'h') {
+        for (I k = 0; k < e.len; ++k) y.f[at(k)] = k == first ? 1.f : 0.f;
+        continue;
+      }
       double sum = 0;
       for (I k = 0; k < e.len; ++k) sum += std::exp(static_cast<double>(x.f[at(k)]) - mx);
-      for (I k = 0; k < e.len; ++k) y.f[at(k)] = static_cast<float>(std::exp(static_cast<double>(x.f[at(k)]) - mx) / sum);
+      for (I k = 0; k < e.len; ++k) {
+        const double d = static_cast<double>(x.f[at(k)]) - mx;
+        y.f[at(k)] = static_cast<float>(kHow == 'l' ? d - std::log(sum) : std::exp(d) / sum);
+      }
     }
 }
 
@@ -473,8 +508,17 @@ void add_nn_ops(std::vector<OpDef>& ops) {
       {.name = "ReduceSum", .shape = reduce_shape, .reference = reduce_reference<Reduce::Sum>},
       {.name = "ReduceMax", .shape = reduce_shape, .reference = reduce_reference<Reduce::Max>},
       {.name = "ReduceL2", .shape = reduce_shape, .reference = reduce_reference<Reduce::L2>},
+      {.name = "ReduceMin", .shape = reduce_shape, .reference = reduce_reference<Reduce::Min>},
+      {.name = "ReduceProd", .shape = reduce_shape, .reference = reduce_reference<Reduce::Prod>},
+      {.name = "ReduceL1", .shape = reduce_shape, .reference = reduce_reference<Reduce::L1>},
+      {.name = "ReduceSumSquare", .shape = reduce_shape, .reference = reduce_reference<Reduce::SumSquare>},
+      {.name = "ReduceLogSum", .shape = reduce_shape, .reference = reduce_reference<Reduce::LogSum>},
+      {.name = "ReduceLogSumExp", .shape = reduce_shape, .reference = reduce_reference<Reduce::LogSumExp>},
+      {.name = "GlobalMaxPool", .shape = global_pool_shape, .reference = reduce_reference<Reduce::Max, true>},
       {.name = "LayerNormalization", .shape = layer_norm_shape, .reference = layer_norm_reference},
-      {.name = "Softmax", .shape = softmax_shape, .reference = softmax_reference, .from_onnx = softmax_from_onnx},
+      {.name = "Softmax", .shape = softmax_shape, .reference = softmax_reference<'s'>, .from_onnx = softmax_from_onnx},
+      {.name = "LogSoftmax", .shape = softmax_shape, .reference = softmax_reference<'l'>, .from_onnx = softmax_from_onnx},
+      {.name = "Hardmax", .shape = softmax_shape, .reference = softmax_reference<'h'>, .from_onnx = softmax_from_onnx},
       {.name = "Gemm", .shape = gemm_shape, .reference = matmul_reference<true>, .types = OpDef::AllFloat},
       {.name = "MatMul", .shape = matmul_shape, .reference = matmul_reference<false>, .types = OpDef::AllFloat},
       {.name = "Einsum", .shape = einsum_shape, .reference = einsum_reference},
