@@ -5,6 +5,7 @@ with the peers' environment to regenerate:
 
     .venv-peers/bin/python fuzz/make_corpus.py
     python fuzz/make_corpus.py --only npy,keras,oip    # numpy and h5py only
+    .venv-test/bin/python fuzz/make_corpus.py --only onnx_nodes   # onnx 1.23's node tests
 """
 import io
 import json
@@ -93,11 +94,28 @@ def downsample_block_onnx(kw):
     return b.getvalue()
 
 
+def onnx_node_seeds():
+    """ONNX's node tests of opsets 7-23, the first of each operator: graphs
+    of every shape (several inputs and outputs, integer and boolean types)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "onnx_node"))
+    import node_cases
+    for f in os.listdir(os.path.join(C, "onnx")):
+        if f.startswith("node_"):
+            os.remove(os.path.join(C, "onnx", f))
+    seen = set()
+    for c in node_cases.cases():
+        ops = tuple(sorted({n.op_type for n in c.model.graph.node}))
+        if ops not in seen:
+            seen.add(ops)
+            out("onnx", f"node_{c.name[5:]}.onnx", c.model.SerializeToString())
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--only":
         for kind in sys.argv[2].split(","):
-            shutil.rmtree(os.path.join(C, kind), ignore_errors=True)
-            {"npy": npy_seeds, "keras": keras_seeds, "oip": oip_seeds}[kind]()
+            if kind != "onnx_nodes":
+                shutil.rmtree(os.path.join(C, kind), ignore_errors=True)
+            {"npy": npy_seeds, "keras": keras_seeds, "oip": oip_seeds, "onnx_nodes": onnx_node_seeds}[kind]()
         return
     import torch
     from PIL import Image
@@ -145,6 +163,7 @@ def main():
     b = io.BytesIO()
     torch.onnx.export(lin, torch.randn(1, 300), b, opset_version=13, **kw)
     out("onnx", "linear.onnx", b.getvalue())
+    onnx_node_seeds()
 
     sd = {"w": torch.randn(3, 2), "b": torch.arange(4), "h": torch.randn(2).half()}
     b = io.BytesIO()

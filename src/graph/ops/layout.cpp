@@ -1,6 +1,7 @@
 // Operators that move or select values without arithmetic, and the shape
 // arithmetic exporters leave in graphs (Shape, Gather, Range, ...).
 #include <algorithm>
+#include <limits>
 #include <cmath>
 
 #include "graph/op_params.hpp"
@@ -484,22 +485,42 @@ void range_reference(RefContext& c) {
   }
 }
 
-// ONNX type codes vinfer casts to: FLOAT 1, INT64 7, BOOL 9 (kept as int64 0/1).
+// ONNX type codes vinfer casts to: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7,
+// BOOL 9 (the integers kept as int64, wrapped to their type's range; booleans 0/1).
 void cast_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
   const I to = c.n.get_int("to", 0);
-  if (to != 1 && to != 7 && to != 9) c.unsupported("cast to ONNX type " + std::to_string(to) + " is not supported");
+  if (to != 1 && to != 2 && to != 3 && to != 6 && to != 7 && to != 9)
+    c.unsupported("cast to ONNX type " + std::to_string(to) + " is not supported");
   c.set(0, c.in_shape(0), to == 1 ? DType::F32 : DType::I64);
+}
+
+// A float toward zero as an int64 (NaN 0, beyond the range its end: C++ leaves those undefined).
+I float_to_int(float v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18f) return std::numeric_limits<I>::max();
+  if (v <= -9.2233720368547758e18f) return std::numeric_limits<I>::min();
+  return static_cast<I>(v);
+}
+
+I wrap_to(I v, I to) {
+  const auto u = static_cast<std::uint64_t>(v);
+  switch (to) {
+    case 2: return static_cast<std::uint8_t>(u);
+    case 3: return static_cast<std::int8_t>(static_cast<std::uint8_t>(u));
+    case 6: return static_cast<std::int32_t>(static_cast<std::uint32_t>(u));
+    default: return v;
+  }
 }
 
 void cast_reference(RefContext& c) {
   const TensorData& x = c.arg(0);
   TensorData& y = c.y();
-  const bool to_bool = c.n.get_int("to", 0) == 9;
+  const I to = c.n.get_int("to", 0);
   for (std::size_t k = 0; k < (y.dtype == DType::F32 ? y.f.size() : y.i.size()); ++k) {
     if (y.dtype == DType::F32) y.f[k] = x.dtype == DType::F32 ? x.f[k] : static_cast<float>(x.i[k]);
-    else y.i[k] = x.dtype == DType::I64 ? x.i[k] : static_cast<I>(x.f[k]);
-    if (to_bool && y.dtype == DType::I64) y.i[k] = y.i[k] != 0 || (x.dtype == DType::F32 && x.f[k] != 0.f);
+    else if (to == 9) y.i[k] = x.dtype == DType::I64 ? x.i[k] != 0 : x.f[k] != 0.f;
+    else y.i[k] = wrap_to(x.dtype == DType::I64 ? x.i[k] : float_to_int(x.f[k]), to);
   }
 }
 
