@@ -7,6 +7,7 @@ import numpy.typing as npt
 from ._errors import (BadInputError as BadInputError, Error as Error, FileError as FileError,
                       InternalError as InternalError, InvalidArgumentError as InvalidArgumentError,
                       LimitExceededError as LimitExceededError, UnsupportedError as UnsupportedError)
+from .session import NodeArg as NodeArg, Session as Session
 
 __version__: str
 
