@@ -197,18 +197,19 @@ def test_int8_calibrated_in_python(tmp_path):
     onnx = export("resnet18.onnx")
     x = np.load(export("resnet18.input.npy"))
     photos = PHOTOS
-    if not vinfer.cpu_has_int8():
-        with pytest.raises(vinfer.Error, match="int8 dot products"):
-            vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "none.calib")
-        return
     with pytest.raises(ValueError, match="calibration"):
         vinfer.Model(onnx, threads=2, tune_cache="", precision="int8")
+    # Calibrating measures float32 ranges: on any CPU.
     m = vinfer.Model(onnx, threads=2, tune_cache="", calibrating=True)
     with pytest.raises(vinfer.Error, match="run it on some images"):
         m.save_calibration(tmp_path / "early.calib")
     m.classify(photos)
     m.save_calibration(tmp_path / "r18.calib")
     assert json.loads((tmp_path / "r18.calib").read_text())["images"] == len(photos)
+    if not vinfer.cpu_has_int8():
+        with pytest.raises(vinfer.Error, match="int8 dot products"):
+            vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "r18.calib")
+        return
     want = vinfer.Model(onnx, threads=2, tune_cache="").run(x)
     q = vinfer.Model(onnx, threads=2, tune_cache="", precision="int8", calibration=tmp_path / "r18.calib")
     y = q.run(x)
