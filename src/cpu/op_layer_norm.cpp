@@ -11,6 +11,10 @@ void build_layer_norm(BuildContext& ctx, const Node& n) {
   const TensorData* scale = g.constant(n.inputs[1]);
   const TensorData* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? g.constant(n.inputs[2]) : nullptr;
   if (!scale || (n.inputs.size() > 2 && n.inputs[2] >= 0 && !bias)) unsupported(n, "a runtime scale or bias");
+  const std::vector<std::vector<int>> readers = g.consumers();
+  for (std::size_t o = 1; o < n.outputs.size(); ++o)
+    if (n.outputs[o] >= 0 && (g.is_output(n.outputs[o]) || !readers[static_cast<std::size_t>(n.outputs[o])].empty()))
+      unsupported(n, "its Mean and InvStdDev outputs");
   const memory::desc md = plain_md({e.outer, e.len});
   TensorRef src = ctx.input(n.inputs[0], Form::Plain);
   TensorRef dst = ctx.output(n.outputs[0], Form::Plain);

@@ -7,6 +7,7 @@
 
 #include "cpu/cpu_op.hpp"
 #include "graph/reference.hpp"
+#include "vinfer/error.hpp"
 
 namespace vinfer::cpu {
 namespace {
@@ -42,7 +43,9 @@ class ReferenceOp : public CpuOp {
     const std::vector<TensorData> out = detail::eval_reference(g_, n_, inputs_);
     for (std::size_t i = 0; i < outputs_; ++i) {
       auto it = args.find(kOutputArg + static_cast<int>(i));
-      if (it != args.end() && !out[i].f.empty()) std::memcpy(it->second.get_data_handle(), out[i].f.data(), out[i].f.size() * sizeof(float));
+      if (it == args.end()) continue;
+      if (i >= out.size()) throw Error(ErrorKind::Internal, n_.label() + ": output " + std::to_string(i) + " was not computed");
+      if (!out[i].f.empty()) std::memcpy(it->second.get_data_handle(), out[i].f.data(), out[i].f.size() * sizeof(float));
     }
   }
 
@@ -81,8 +84,13 @@ void build_reference(BuildContext& ctx, const Node& n) {
   for (const PostOp& p : n.post_ops)
     if (p.kind == PostOp::Sum) bind_inputs(p.sum_input);
   op->outputs_ = n.outputs.size();
-  for (std::size_t i = 0; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) op->acts[kOutputArg + static_cast<int>(i)] = ctx.output(n.outputs[i], Form::Plain);
+  // Only the outputs something reads (a kernel need not compute the others: Attention's scores).
+  const std::vector<std::vector<int>> readers = g.consumers();
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    const int v = n.outputs[i];
+    if (v >= 0 && (g.is_output(v) || !readers[static_cast<std::size_t>(v)].empty()))
+      op->acts[kOutputArg + static_cast<int>(i)] = ctx.output(v, Form::Plain);
+  }
   op->name = n.label();
   op->impl = "vinfer:reference";
   ctx.add(std::move(op));

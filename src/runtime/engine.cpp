@@ -73,13 +73,19 @@ class ReferenceExecutor final : public detail::Executor {
   const Graph& g_;
 };
 
-// Whether the graph is the image API's: one float32 input to one float32
-// output that a kernel computes (the shape every backend compiles).
+// Whether the graph is what the CPU and CUDA backends compile: one float32
+// input to one float32 output that a kernel computes, every value computed
+// at run time float32 (their arenas hold floats).
 bool one_float_in_out(const Graph& g) {
   if (g.inputs.size() != 1 || g.outputs.size() != 1) return false;
   const Value& y = g.value(g.outputs[0]);
-  return g.input_type(0) == ElementType::Float32 && g.output_type(0) == ElementType::Float32 && !y.is_constant() &&
-         g.outputs[0] != g.inputs[0];
+  if (g.input_type(0) != ElementType::Float32 || g.output_type(0) != ElementType::Float32 || y.is_constant() ||
+      g.outputs[0] == g.inputs[0])
+    return false;
+  for (const Node& n : g.nodes)
+    for (const int v : n.outputs)
+      if (v >= 0 && !g.value(v).is_constant() && g.value(v).dtype != DType::F32) return false;
+  return true;
 }
 
 // Fixes the symbolic dimensions of the inputs EngineOptions::input_shapes names.
@@ -241,7 +247,8 @@ struct Model::Impl {
       for (const Node& n : graph.nodes) info.kernels.emplace_back(n.label(), "vinfer:reference");
       if (options.backend != Backend::Reference)
         info.passes.push_back("general graph (" + std::to_string(inputs.size()) + " input(s), " + std::to_string(outputs.size()) +
-                              " output(s), not one float32 input to one float32 output): every node on the reference evaluator (slow)");
+                              " output(s); not one float32 input to one float32 output through float32 values alone): "
+                              "every node on the reference evaluator (slow)");
     } else if (options.backend == Backend::Cuda) {
 #ifdef VINFER_HAS_CUDA
       if (const Shape& in = graph.value(graph.inputs.at(0)).shape; !in.empty() && in[0] > 1)

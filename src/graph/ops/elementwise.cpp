@@ -115,6 +115,36 @@ double shrink_(const Node& n, double v) {
   return v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
 }
 
+// ---- IsNaN, IsInf (booleans as int64 0/1)
+void is_special_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  c.set(0, c.in_shape(0), DType::I64);
+}
+
+template <bool kNaN>
+void is_special_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const bool neg = c.n.get_int("detect_negative", 1) != 0, pos = c.n.get_int("detect_positive", 1) != 0;
+  for (std::size_t i = 0; i < x.f.size(); ++i) {
+    const float v = x.f[i];
+    c.y().i[i] = kNaN ? std::isnan(v) : std::isinf(v) && ((v < 0 && neg) || (v > 0 && pos));
+  }
+}
+
+// ---- PRelu: x < 0 ? slope * x : x, the slope broadcast to x
+void prelu_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  const Shape& x = c.in_shape(0);
+  if (broadcast_shapes(c.n, x, c.in_shape(1)) != x) c.bad("slope " + shape_str(c.in_shape(1)) + " does not broadcast to " + shape_str(x));
+  if (c.in_dtype(1) != DType::F32) c.unsupported("runs on float32 input only, not integers or booleans");
+  c.set(0, x);
+}
+
+void prelu_reference(RefContext& c) {
+  const TensorData &x = c.arg(0), &slope = c.arg(1);
+  broadcast_apply(x.f, x.shape, slope.f, slope.shape, c.y().f, x.shape, [](float v, float a) { return v < 0 ? a * v : v; });
+}
+
 // ---- Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor (booleans as int64 0/1), Mod, Pow
 template <bool kCompare, bool kSameTypes>
 void binary_math_shape(ShapeContext& c) {
@@ -289,6 +319,9 @@ void add_elementwise_ops(std::vector<OpDef>& ops) {
       {.name = "Or", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'|'>, .types = OpDef::Any},
       {.name = "Xor", .shape = binary_math_shape<true, true>, .reference = binary_math_reference<'x'>, .types = OpDef::Any},
       {.name = "Log", .shape = unary_shape<false>, .reference = unary_reference<log_>},
+      {.name = "IsNaN", .shape = is_special_shape, .reference = is_special_reference<true>},
+      {.name = "IsInf", .shape = is_special_shape, .reference = is_special_reference<false>},
+      {.name = "PRelu", .shape = prelu_shape, .reference = prelu_reference},
       {.name = "Floor", .shape = unary_shape<false>, .reference = unary_reference<floor_>},
       {.name = "Ceil", .shape = unary_shape<false>, .reference = unary_reference<ceil_>},
       {.name = "Round", .shape = unary_shape<false>, .reference = unary_reference<round_>},

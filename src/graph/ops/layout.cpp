@@ -82,6 +82,149 @@ void tile_reference(RefContext& c) {
   }
 }
 
+// The element offset of a multi-index in a row-major shape, with dimension `axis` at `at`.
+I offset_with(const Shape& s, const std::vector<I>& idx, std::size_t axis, I at) {
+  I o = 0;
+  for (std::size_t d = 0; d < s.size(); ++d) o = o * s[d] + (d == axis ? at : idx[d]);
+  return o;
+}
+
+// An index along a dimension of `dim` (negative from the end), or BadInput.
+I checked_index(const Node& n, I k, I dim) {
+  if (k < 0) k += dim;
+  if (k < 0 || k >= dim) throw Error(ErrorKind::BadInput, n.label() + ": index " + std::to_string(k) + " out of range for " + std::to_string(dim));
+  return k;
+}
+
+// ---- GatherElements(data, indices), ScatterElements(data, indices, updates): along axis, element by element
+void gather_elements_shape(ShapeContext& c) {
+  const bool scatter = c.n.op == "ScatterElements";
+  c.need_inputs(scatter ? 3 : 2, scatter ? 3 : 2);
+  const Shape &x = c.in_shape(0), &idx = c.in_shape(1);
+  if (c.in_dtype(1) != DType::I64) c.bad("indices must be integers");
+  if (idx.size() != x.size() || x.empty()) c.bad("data and indices must have the same rank");
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", 0), x.size()));
+  for (std::size_t d = 0; d < x.size(); ++d)
+    if (d != axis && idx[d] > x[d]) c.bad("indices " + shape_str(idx) + " exceed data " + shape_str(x));
+  if (scatter) {
+    if (c.in_shape(2) != idx || c.in_dtype(2) != c.in_dtype(0)) c.bad("updates must be indices' shape and data's type");
+    const std::string r = c.n.get_string("reduction", "none");
+    if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") c.bad("reduction '" + r + "'");
+  }
+  c.set(0, scatter ? x : idx, c.in_dtype(0));
+}
+
+void gather_elements_reference(RefContext& c) {
+  const TensorData &x = c.arg(0), &ind = c.arg(1);
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", 0), x.shape.size()));
+  std::vector<I> idx(ind.shape.size(), 0);
+  for (std::size_t e = 0; e < ind.i.size(); ++e, next_index(idx, ind.shape)) {
+    const I k = checked_index(c.n, ind.i[e], x.shape[axis]);
+    copy_element(x, static_cast<std::size_t>(offset_with(x.shape, idx, axis, k)), c.y(), e);
+  }
+}
+
+template <typename T>
+T scatter_combine(const std::string& r, T old, T v) {
+  return r == "add" ? old + v : r == "mul" ? old * v : r == "max" ? std::max(old, v) : r == "min" ? std::min(old, v) : v;
+}
+
+void scatter_elements_reference(RefContext& c) {
+  const TensorData &x = c.arg(0), &ind = c.arg(1), &upd = c.arg(2);
+  TensorData& y = c.y();
+  y.f = x.f, y.i = x.i;
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", 0), x.shape.size()));
+  const std::string r = c.n.get_string("reduction", "none");
+  std::vector<I> idx(ind.shape.size(), 0);
+  for (std::size_t e = 0; e < ind.i.size(); ++e, next_index(idx, ind.shape)) {
+    const auto to = static_cast<std::size_t>(offset_with(x.shape, idx, axis, checked_index(c.n, ind.i[e], x.shape[axis])));
+    if (y.dtype == DType::F32) y.f[to] = scatter_combine(r, y.f[to], upd.f[e]);
+    else y.i[to] = scatter_combine(r, y.i[to], upd.i[e]);
+  }
+}
+
+// ---- Trilu: the upper (or lower) triangle of the last two dimensions, from diagonal k
+void trilu_shape(ShapeContext& c) {
+  c.need_inputs(1, 2);
+  if (c.in_shape(0).size() < 2) c.bad("input must have at least 2 dimensions");
+  if (c.has_input(1) && (numel(c.in_shape(1)) != 1 || c.in_dtype(1) != DType::I64)) c.bad("k must be one int64");
+  c.set(0, c.in_shape(0), c.in_dtype(0));
+}
+
+void trilu_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const TensorData* kt = c.opt(1);
+  const I k = kt ? kt->i.at(0) : 0;
+  const bool upper = c.n.get_int("upper", 1) != 0;
+  const std::size_t r = x.shape.size();
+  std::vector<I> idx(r, 0);
+  TensorData& y = c.y();
+  for (std::size_t e = 0; e < (y.dtype == DType::F32 ? y.f.size() : y.i.size()); ++e, next_index(idx, x.shape)) {
+    const I diff = idx[r - 1] - idx[r - 2];
+    if (upper ? diff >= k : diff <= k) copy_element(x, e, y, e);
+  }
+}
+
+// ---- EyeLike: ones on diagonal k of a 2-D shape, of the input's type or `dtype`'s (float32 or integers)
+void eye_like_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  if (c.in_shape(0).size() != 2) c.bad("input must be 2-D");
+  DType t = c.in_dtype(0);
+  if (c.n.has("dtype")) {
+    const I d = c.n.get_int("dtype", 1);
+    if (d != 1 && d != 2 && d != 3 && d != 6 && d != 7 && d != 9) c.unsupported("dtype " + std::to_string(d) + " is not supported");
+    t = d == 1 ? DType::F32 : DType::I64;
+  }
+  c.set(0, c.in_shape(0), t);
+}
+
+void eye_like_reference(RefContext& c) {
+  TensorData& y = c.y();
+  const I rows = y.shape[0], cols = y.shape[1], k = c.n.get_int("k", 0);
+  for (I r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols) {
+      const auto at = static_cast<std::size_t>(r * cols + r + k);
+      if (y.dtype == DType::F32) y.f[at] = 1.f;
+      else y.i[at] = 1;
+    }
+}
+
+// ---- CumSum(x, axis): running sums along a constant axis (exclusive: without the element; reverse: from the end)
+void cumsum_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  const TensorData& a = c.need_const(1, "the axis");
+  if (a.dtype != DType::I64 || a.numel() != 1) c.bad("the axis must be one integer");
+  normalize_axis(c.n, a.i[0], c.in_shape(0).size());
+  c.set(0, c.in_shape(0), c.in_dtype(0));
+}
+
+void cumsum_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  Node n = c.n;
+  n.attrs["axis"] = c.arg(1).i.at(0);
+  const SoftmaxExtent e = softmax_extent(n, x.shape);
+  const bool exclusive = c.n.get_int("exclusive", 0) != 0, reverse = c.n.get_int("reverse", 0) != 0;
+  TensorData& y = c.y();
+  for (I o = 0; o < e.outer; ++o)
+    for (I in = 0; in < e.inner; ++in) {
+      double fsum = 0;
+      I isum = 0;
+      for (I j = 0; j < e.len; ++j) {
+        const I k = reverse ? e.len - 1 - j : j;
+        const auto at = static_cast<std::size_t>((o * e.len + k) * e.inner + in);
+        if (y.dtype == DType::F32) {
+          if (!exclusive) fsum += x.f[at];
+          y.f[at] = static_cast<float>(fsum);
+          if (exclusive) fsum += x.f[at];
+        } else {
+          if (!exclusive) isum += x.i[at];
+          y.i[at] = isum;
+          if (exclusive) isum += x.i[at];
+        }
+      }
+    }
+}
+
 // ---- Flatten, Reshape, Squeeze, Unsqueeze
 void flatten_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
@@ -560,6 +703,11 @@ void add_layout_ops(std::vector<OpDef>& ops) {
       {.name = "ConstantOfShape", .shape = constant_of_shape_shape, .reference = constant_of_shape_reference, .types = Any},
       {.name = "Shape", .shape = shape_shape, .reference = shape_reference, .types = Any},
       {.name = "Size", .shape = size_shape, .reference = size_reference, .types = Any},
+      {.name = "GatherElements", .shape = gather_elements_shape, .reference = gather_elements_reference, .types = Any},
+      {.name = "ScatterElements", .shape = gather_elements_shape, .reference = scatter_elements_reference, .types = Any},
+      {.name = "Trilu", .shape = trilu_shape, .reference = trilu_reference, .types = Any},
+      {.name = "EyeLike", .shape = eye_like_shape, .reference = eye_like_reference, .types = Any},
+      {.name = "CumSum", .shape = cumsum_shape, .reference = cumsum_reference, .types = Any},
       {.name = "Tile", .shape = tile_shape, .reference = tile_reference, .types = Any},
       {.name = "Range", .shape = range_shape, .reference = range_reference, .types = Any},
       {.name = "Cast", .shape = cast_shape, .reference = cast_reference, .types = Any},

@@ -244,9 +244,12 @@ void layer_norm_shape(ShapeContext& c) {
   for (std::size_t i = 1; i < c.n.inputs.size(); ++i)
     if (c.has_input(i) && (numel(c.in_shape(i)) != e.len || c.in_dtype(i) != DType::F32))
       c.bad("scale and bias must hold one float per normalized value (" + std::to_string(e.len) + ")");
-  for (std::size_t o = 1; o < c.n.outputs.size(); ++o)
-    if (c.output_read(o)) c.unsupported("the Mean and InvStdDev outputs are not supported");
   c.set(0, x);
+  // Mean and InvStdDev: x's shape with the normalized dimensions 1.
+  Shape stat = x;
+  for (std::size_t d = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", -1), x.size())); d < x.size(); ++d) stat[d] = 1;
+  for (std::size_t o = 1; o < c.n.outputs.size() && o < 3; ++o)
+    if (c.n.outputs[o] >= 0) c.set(o, stat);
 }
 
 void layer_norm_reference(RefContext& c) {
@@ -264,7 +267,254 @@ void layer_norm_reference(RefContext& c) {
     const double inv = 1.0 / std::sqrt(var / static_cast<double>(e.len) + e.epsilon);
     for (I k = 0; k < e.len; ++k)
       yr[k] = static_cast<float>((xr[k] - mean) * inv * scale[static_cast<std::size_t>(k)] + (bias ? bias->f[static_cast<std::size_t>(k)] : 0.f));
+    for (std::size_t out = 1; out < c.n.outputs.size() && out < 3; ++out)
+      if (c.n.outputs[out] >= 0) c.out(out).f[static_cast<std::size_t>(o)] = static_cast<float>(out == 1 ? mean : inv);
   }
+}
+
+// ---- RMSNormalization: x / sqrt(mean(x^2) + epsilon) over the dimensions from axis on, times scale (broadcast)
+void rms_norm_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  const Shape& x = c.in_shape(0);
+  layer_norm_extent(c.n, x);
+  if (broadcast_shapes(c.n, x, c.in_shape(1)) != x) c.bad("scale " + shape_str(c.in_shape(1)) + " does not broadcast to " + shape_str(x));
+  if (c.in_dtype(1) != DType::F32) c.unsupported("runs on float32 input only, not integers or booleans");
+  c.set(0, x);
+}
+
+void rms_norm_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const LayerNormExtent e = layer_norm_extent(c.n, x.shape);
+  std::vector<float> normed(x.f.size());
+  for (I o = 0; o < e.outer; ++o) {
+    const float* xr = x.f.data() + o * e.len;
+    double sq = 0;
+    for (I k = 0; k < e.len; ++k) sq += static_cast<double>(xr[k]) * xr[k];
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(e.len) + e.epsilon);
+    for (I k = 0; k < e.len; ++k) normed[static_cast<std::size_t>(o * e.len + k)] = static_cast<float>(xr[k] * inv);
+  }
+  const TensorData& scale = c.arg(1);
+  broadcast_apply(normed, x.shape, scale.f, scale.shape, c.y().f, x.shape, [](float u, float v) { return u * v; });
+}
+
+// Mean and 1/sqrt(variance + eps) of each of `groups` runs of `len` values.
+template <typename F>
+void each_group_stats(const float* x, I groups, I len, double eps, F&& f) {
+  for (I g = 0; g < groups; ++g) {
+    const float* r = x + g * len;
+    double mean = 0, var = 0;
+    for (I k = 0; k < len; ++k) mean += r[k];
+    mean /= static_cast<double>(std::max<I>(len, 1));
+    for (I k = 0; k < len; ++k) var += (r[k] - mean) * (r[k] - mean);
+    f(g, mean, 1.0 / std::sqrt(var / static_cast<double>(std::max<I>(len, 1)) + eps));
+  }
+}
+
+// ---- InstanceNormalization (per image and channel) and GroupNormalization (per image and group of
+// channels; scale and bias per channel from opset 21, per group before)
+void group_norm_from_onnx(Node& n, std::int64_t opset) { n.attrs["vinfer.opset"] = opset; }
+
+template <bool kGroups>
+void instance_norm_shape(ShapeContext& c) {
+  c.need_inputs(3, 3);
+  const Shape& x = c.in_shape(0);
+  if (x.size() < 2) c.bad("input must be N x C x ...");
+  I per = x[1];
+  if (kGroups) {
+    const I groups = c.n.get_int("num_groups", 0);
+    if (groups < 1 || x[1] % groups != 0) c.bad("num_groups must divide the channels");
+    if (c.n.get_int("vinfer.opset", 21) < 21) per = groups;
+  }
+  for (std::size_t i = 1; i < 3; ++i)
+    if (numel(c.in_shape(i)) != per || c.in_dtype(i) != DType::F32) c.bad("scale and bias must hold " + std::to_string(per) + " floats");
+  c.set(0, x);
+}
+
+template <bool kGroups>
+void instance_norm_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const std::vector<float>&scale = c.arg(1).f, &bias = c.arg(2).f;
+  const I N = x.shape[0], C = x.shape[1], spatial = numel(x.shape) / std::max<I>(N * C, 1);
+  const I groups = kGroups ? c.n.get_int("num_groups", 1) : C;
+  const I len = C / groups * spatial;
+  const bool per_channel = !kGroups || c.n.get_int("vinfer.opset", 21) >= 21;
+  each_group_stats(x.f.data(), N * groups, len, c.n.get_float("epsilon", 1e-5f), [&](I g, double mean, double inv) {
+    for (I k = 0; k < len; ++k) {
+      const I ch = g % groups * (C / groups) + k / spatial;
+      const auto p = static_cast<std::size_t>(per_channel ? ch : g % groups);
+      const auto at = static_cast<std::size_t>(g * len + k);
+      c.y().f[at] = static_cast<float>((x.f[at] - mean) * inv * scale[p] + bias[p]);
+    }
+  });
+}
+
+// ---- MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (0, 2, 3 by default), ONNX's function
+void mvn_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  std::vector<bool> red(x.shape.size(), false);
+  for (I a : c.n.get_ints("axes", {0, 2, 3})) red[static_cast<std::size_t>(normalize_axis(c.n, a, x.shape.size()))] = true;
+  Shape kept = x.shape;
+  I count = 1;
+  for (std::size_t d = 0; d < kept.size(); ++d)
+    if (red[d]) count *= kept[d], kept[d] = 1;
+  std::vector<double> sum(static_cast<std::size_t>(numel(kept)), 0.0), sq(sum.size(), 0.0);
+  auto slot = [&](const std::vector<I>& idx) {
+    I o = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) o = o * kept[d] + (red[d] ? 0 : idx[d]);
+    return static_cast<std::size_t>(o);
+  };
+  std::vector<I> idx(x.shape.size(), 0);
+  for (std::size_t e = 0; e < x.f.size(); ++e, next_index(idx, x.shape)) sum[slot(idx)] += x.f[e], sq[slot(idx)] += double(x.f[e]) * x.f[e];
+  std::fill(idx.begin(), idx.end(), 0);
+  for (std::size_t e = 0; e < x.f.size(); ++e, next_index(idx, x.shape)) {
+    const std::size_t s = slot(idx);
+    const double mean = sum[s] / static_cast<double>(count), var = sq[s] / static_cast<double>(count) - mean * mean;
+    c.y().f[e] = static_cast<float>((x.f[e] - mean) / (std::sqrt(std::max(var, 0.0)) + 1e-9));
+  }
+}
+
+void same_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  c.set(0, c.in_shape(0));
+}
+
+// ---- LpNormalization: x / ||x||_p along axis (p 1 or 2; a zero norm gives 0)
+void lp_norm_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  normalize_axis(c.n, c.n.get_int("axis", -1), c.in_shape(0).size());
+  const I p = c.n.get_int("p", 2);
+  if (p != 1 && p != 2) c.bad("p must be 1 or 2");
+  c.set(0, c.in_shape(0));
+}
+
+void lp_norm_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const SoftmaxExtent e = softmax_extent(c.n, x.shape);
+  const bool l1 = c.n.get_int("p", 2) == 1;
+  for (I o = 0; o < e.outer; ++o)
+    for (I in = 0; in < e.inner; ++in) {
+      auto at = [&](I k) { return static_cast<std::size_t>((o * e.len + k) * e.inner + in); };
+      double norm = 0;
+      for (I k = 0; k < e.len; ++k) norm += l1 ? std::fabs(x.f[at(k)]) : double(x.f[at(k)]) * x.f[at(k)];
+      if (!l1) norm = std::sqrt(norm);
+      for (I k = 0; k < e.len; ++k) c.y().f[at(k)] = norm == 0 ? 0.f : static_cast<float>(x.f[at(k)] / norm);
+    }
+}
+
+// ---- LRN: x / (bias + alpha / size * sum of squares over `size` neighbouring channels)^beta
+void lrn_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  if (c.in_shape(0).size() < 3) c.bad("input must be N x C x spatial");
+  if (c.n.get_int("size", 0) < 1) c.bad("size must be at least 1");
+  c.set(0, c.in_shape(0));
+}
+
+void lrn_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const I N = x.shape[0], C = x.shape[1], S = numel(x.shape) / std::max<I>(N * C, 1);
+  const I size = c.n.get_int("size", 1);
+  const double alpha = c.n.get_float("alpha", 1e-4f), beta = c.n.get_float("beta", 0.75f), bias = c.n.get_float("bias", 1.f);
+  const I lo = (size - 1) / 2, hi = size - 1 - lo;
+  for (I n = 0; n < N; ++n)
+    for (I ch = 0; ch < C; ++ch)
+      for (I s = 0; s < S; ++s) {
+        double sq = 0;
+        for (I k = std::max<I>(0, ch - lo); k <= std::min(C - 1, ch + hi); ++k) {
+          const double v = x.f[static_cast<std::size_t>((n * C + k) * S + s)];
+          sq += v * v;
+        }
+        const auto at = static_cast<std::size_t>((n * C + ch) * S + s);
+        c.y().f[at] = static_cast<float>(x.f[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+}
+
+// ---- ArgMax, ArgMin (int64 indices; the first extremum, or the last with select_last_index)
+void arg_shape(ShapeContext& c) {
+  c.need_inputs(1, 1);
+  Shape x = c.in_shape(0);
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", 0), x.size()));
+  if (x[axis] == 0) c.bad("an empty axis has no extremum");
+  if (c.n.get_int("keepdims", 1) != 0) x[axis] = 1;
+  else x.erase(x.begin() + static_cast<std::ptrdiff_t>(axis));
+  c.set(0, x, DType::I64);
+}
+
+template <bool kMax>
+void arg_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  Node n = c.n;
+  if (!n.has("axis")) n.attrs["axis"] = I{0};
+  const SoftmaxExtent e = softmax_extent(n, x.shape);
+  const bool last = c.n.get_int("select_last_index", 0) != 0;
+  auto value = [&](std::size_t i) { return x.dtype == DType::F32 ? static_cast<double>(x.f[i]) : static_cast<double>(x.i[i]); };
+  for (I o = 0; o < e.outer; ++o)
+    for (I in = 0; in < e.inner; ++in) {
+      auto at = [&](I k) { return static_cast<std::size_t>((o * e.len + k) * e.inner + in); };
+      I best = 0;
+      for (I k = 1; k < e.len; ++k) {
+        const double v = value(at(k)), b = value(at(best));
+        if (kMax ? (v > b || (last && v == b)) : (v < b || (last && v == b))) best = k;
+      }
+      c.y().i[static_cast<std::size_t>(o * e.inner + in)] = best;
+    }
+}
+
+// ---- NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (its log_prob the second output):
+// input [N, C, d...], target [N, d...] (int64), weight [C]; reduction none, sum or mean
+void loss_shape_for(ShapeContext& c, bool softmax) {
+  c.need_inputs(2, 3);
+  const Shape& x = c.in_shape(0);
+  const Shape& t = c.in_shape(1);
+  if (x.size() < 2 || t.size() != x.size() - 1 || t[0] != x[0] || !std::equal(t.begin() + 1, t.end(), x.begin() + 2))
+    c.bad("target must be input's shape without its class dimension");
+  if (c.in_dtype(1) != DType::I64) c.bad("target must hold integers");
+  if (c.has_input(2) && (c.in_shape(2) != Shape{x[1]} || c.in_dtype(2) != DType::F32)) c.bad("weight must hold one float per class");
+  const std::string r = c.n.get_string("reduction", "mean");
+  if (r != "none" && r != "sum" && r != "mean") c.bad("reduction '" + r + "'");
+  c.set(0, r == "none" ? t : Shape{});
+  if (softmax && c.n.outputs.size() > 1 && c.n.outputs[1] >= 0) c.set(1, x);
+}
+
+template <bool kSoftmax>
+void loss_shape(ShapeContext& c) {
+  loss_shape_for(c, kSoftmax);
+}
+
+template <bool kSoftmax>
+void loss_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const TensorData& t = c.arg(1);
+  const TensorData* w = c.opt(2);
+  const I N = x.shape[0], C = x.shape[1], D = numel(x.shape) / std::max<I>(N * C, 1);
+  std::vector<double> logp(x.f.begin(), x.f.end());
+  if (kSoftmax)
+    for (I n = 0; n < N; ++n)
+      for (I d = 0; d < D; ++d) {
+        auto at = [&](I k) { return static_cast<std::size_t>((n * C + k) * D + d); };
+        double mx = -INFINITY, sum = 0;
+        for (I k = 0; k < C; ++k) mx = std::max(mx, logp[at(k)]);
+        for (I k = 0; k < C; ++k) sum += std::exp(logp[at(k)] - mx);
+        for (I k = 0; k < C; ++k) logp[at(k)] = logp[at(k)] - mx - std::log(sum);
+      }
+  const bool has_ignore = c.n.has("ignore_index");
+  const I ignore = c.n.get_int("ignore_index", 0);
+  const std::string r = c.n.get_string("reduction", "mean");
+  double total = 0, weights = 0;
+  for (I n = 0; n < N; ++n)
+    for (I d = 0; d < D; ++d) {
+      const I cls = t.i[static_cast<std::size_t>(n * D + d)];
+      double loss = 0, wt = 0;
+      if (!has_ignore || cls != ignore) {
+        if (cls < 0 || cls >= C) throw Error(ErrorKind::BadInput, c.n.label() + ": class " + std::to_string(cls) + " out of range");
+        wt = w ? w->f[static_cast<std::size_t>(cls)] : 1.0;
+        loss = -logp[static_cast<std::size_t>((n * C + cls) * D + d)] * wt;
+      }
+      if (r == "none") c.y().f[static_cast<std::size_t>(n * D + d)] = static_cast<float>(loss);
+      total += loss, weights += wt;
+    }
+  if (r != "none") c.y().f[0] = static_cast<float>(r == "sum" ? total : total / weights);
+  if (kSoftmax && c.n.outputs.size() > 1 && c.n.outputs[1] >= 0)
+    for (std::size_t i = 0; i < logp.size(); ++i) c.out(1).f[i] = static_cast<float>(logp[i]);
 }
 
 // ---- Softmax (before opset 13: over every dimension from axis on, axis 1 by default)
@@ -515,6 +765,18 @@ void add_nn_ops(std::vector<OpDef>& ops) {
       {.name = "ReduceLogSum", .shape = reduce_shape, .reference = reduce_reference<Reduce::LogSum>},
       {.name = "ReduceLogSumExp", .shape = reduce_shape, .reference = reduce_reference<Reduce::LogSumExp>},
       {.name = "GlobalMaxPool", .shape = global_pool_shape, .reference = reduce_reference<Reduce::Max, true>},
+      {.name = "RMSNormalization", .shape = rms_norm_shape, .reference = rms_norm_reference},
+      {.name = "InstanceNormalization", .shape = instance_norm_shape<false>, .reference = instance_norm_reference<false>,
+       .types = OpDef::AllFloat},
+      {.name = "GroupNormalization", .shape = instance_norm_shape<true>, .reference = instance_norm_reference<true>,
+       .types = OpDef::AllFloat, .from_onnx = group_norm_from_onnx},
+      {.name = "MeanVarianceNormalization", .shape = same_shape, .reference = mvn_reference},
+      {.name = "LpNormalization", .shape = lp_norm_shape, .reference = lp_norm_reference},
+      {.name = "LRN", .shape = lrn_shape, .reference = lrn_reference},
+      {.name = "ArgMax", .shape = arg_shape, .reference = arg_reference<true>, .types = OpDef::Any},
+      {.name = "ArgMin", .shape = arg_shape, .reference = arg_reference<false>, .types = OpDef::Any},
+      {.name = "NegativeLogLikelihoodLoss", .shape = loss_shape<false>, .reference = loss_reference<false>},
+      {.name = "SoftmaxCrossEntropyLoss", .shape = loss_shape<true>, .reference = loss_reference<true>},
       {.name = "LayerNormalization", .shape = layer_norm_shape, .reference = layer_norm_reference},
       {.name = "Softmax", .shape = softmax_shape, .reference = softmax_reference<'s'>, .from_onnx = softmax_from_onnx},
       {.name = "LogSoftmax", .shape = softmax_shape, .reference = softmax_reference<'l'>, .from_onnx = softmax_from_onnx},
