@@ -28,7 +28,7 @@ const char* to_string(DType t);
 // The element types a graph's inputs and outputs take and give (ONNX's).
 // Inside the graph floats are float32 (DType::F32) and integers and
 // booleans int64 (DType::I64): they are converted at the boundary only.
-enum class ElementType { Float32, Int64, Int32, Bool, UInt8, Int8 };
+enum class ElementType { Float32, Int64, Int32, Bool, UInt8, Int8, Int16, UInt16, UInt32 };
 const char* to_string(ElementType t);  // "float32", "int64", ...
 DType dtype_of(ElementType t);
 

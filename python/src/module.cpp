@@ -655,7 +655,10 @@ class PySession {
     if (kind == 'b') return ElementType::Bool;
     if (kind == 'u' && size == 1) return ElementType::UInt8;
     if (kind == 'i' && size == 1) return ElementType::Int8;
-    throw py::type_error("input '" + name + "' is " + dtype_name(a) + " (vinfer takes float32, int64, int32, bool, uint8 and int8)");
+    if (kind == 'i' && size == 2) return ElementType::Int16;
+    if (kind == 'u' && size == 2) return ElementType::UInt16;
+    if (kind == 'u' && size == 4) return ElementType::UInt32;
+    throw py::type_error("input '" + name + "' is " + dtype_name(a) + " (vinfer takes float32, int64, int32, int16, int8, uint32, uint16, uint8 and bool)");
   }
 
   template <typename T>
@@ -675,6 +678,9 @@ class PySession {
       case ElementType::Bool: return filled<bool>(t);
       case ElementType::UInt8: return filled<std::uint8_t>(t);
       case ElementType::Int8: return filled<std::int8_t>(t);
+      case ElementType::Int16: return filled<std::int16_t>(t);
+      case ElementType::UInt16: return filled<std::uint16_t>(t);
+      case ElementType::UInt32: return filled<std::uint32_t>(t);
     }
     throw Error(ErrorKind::Internal, "unknown element type");
   }

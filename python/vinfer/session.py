@@ -4,7 +4,8 @@
     [y] = sess.run(None, {"x": x})          # None: every output, in the graph's order
     [i.name for i in sess.get_inputs()]
 
-Inputs are NumPy arrays of float32, int64, int32, bool, uint8 or int8, each
+Inputs are NumPy arrays of float32 or of an integer type that int64 holds
+(int64, int32, int16, int8, uint32, uint16, uint8, bool), each
 of its input's declared type; outputs come back in theirs. An input with
 symbolic dimensions takes any size for them: the graph is compiled for the
 shapes it is given (the last few kept). A graph of one float32 input and one
@@ -27,7 +28,8 @@ class NodeArg(_NamedTuple):
 
 
 _ONNX_TYPE = {"float32": "tensor(float)", "int64": "tensor(int64)", "int32": "tensor(int32)", "bool": "tensor(bool)",
-              "uint8": "tensor(uint8)", "int8": "tensor(int8)"}
+              "uint8": "tensor(uint8)", "int8": "tensor(int8)", "int16": "tensor(int16)", "uint16": "tensor(uint16)",
+              "uint32": "tensor(uint32)"}
 
 
 class Session:

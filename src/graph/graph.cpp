@@ -17,6 +17,9 @@ const char* to_string(ElementType t) {
     case ElementType::Bool: return "bool";
     case ElementType::UInt8: return "uint8";
     case ElementType::Int8: return "int8";
+    case ElementType::Int16: return "int16";
+    case ElementType::UInt16: return "uint16";
+    case ElementType::UInt32: return "uint32";
   }
   return "?";
 }

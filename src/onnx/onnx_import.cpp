@@ -525,11 +525,14 @@ ElementType boundary_type(const std::string& model, const char* what, const std:
     case TP::BOOL: return ElementType::Bool;
     case TP::UINT8: return ElementType::UInt8;
     case TP::INT8: return ElementType::Int8;
+    case TP::INT16: return ElementType::Int16;
+    case TP::UINT16: return ElementType::UInt16;
+    case TP::UINT32: return ElementType::UInt32;
     default: break;
   }
   const std::string type = TP::DataType_IsValid(elem) ? TP::DataType_Name(static_cast<TP::DataType>(elem)) : std::to_string(elem);
   throw Error(ErrorKind::Unsupported, model + ": " + what + " '" + value + "' is of type " + type +
-                                          " (vinfer takes and gives float32, int64, int32, bool, uint8 and int8)");
+                                          " (vinfer takes and gives float32 and the integer types that int64 holds: int64, int32, int16, int8, uint32, uint16, uint8, bool)");
 }
 
 Graph import_model(onnx::ModelProto& model, const std::string& name, const std::string& dir, const GraphLimits& limits,

@@ -444,6 +444,9 @@ Tensor from_graph_value(const TensorInfo& info, TensorData&& d) {
       case ElementType::Bool: v = v != 0; break;
       case ElementType::UInt8: v = static_cast<std::uint8_t>(v); break;
       case ElementType::Int8: v = static_cast<std::int8_t>(static_cast<std::uint8_t>(v)); break;
+      case ElementType::Int16: v = static_cast<std::int16_t>(static_cast<std::uint16_t>(v)); break;
+      case ElementType::UInt16: v = static_cast<std::uint16_t>(v); break;
+      case ElementType::UInt32: v = static_cast<std::uint32_t>(v); break;
       default: break;
     }
   return t;

@@ -628,12 +628,13 @@ void range_reference(RefContext& c) {
   }
 }
 
-// ONNX type codes vinfer casts to: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7,
-// BOOL 9 (the integers kept as int64, wrapped to their type's range; booleans 0/1).
+// ONNX type codes vinfer casts to: FLOAT 1, UINT8 2, INT8 3, UINT16 4, INT16 5,
+// INT32 6, INT64 7, BOOL 9, UINT32 12 (the integers kept as int64, wrapped to
+// their type's range; booleans 0/1).
 void cast_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
   const I to = c.n.get_int("to", 0);
-  if (to != 1 && to != 2 && to != 3 && to != 6 && to != 7 && to != 9)
+  if (to != 1 && (to < 2 || to > 7) && to != 9 && to != 12)
     c.unsupported("cast to ONNX type " + std::to_string(to) + " is not supported");
   c.set(0, c.in_shape(0), to == 1 ? DType::F32 : DType::I64);
 }
@@ -651,7 +652,10 @@ I wrap_to(I v, I to) {
   switch (to) {
     case 2: return static_cast<std::uint8_t>(u);
     case 3: return static_cast<std::int8_t>(static_cast<std::uint8_t>(u));
+    case 4: return static_cast<std::uint16_t>(u);
+    case 5: return static_cast<std::int16_t>(static_cast<std::uint16_t>(u));
     case 6: return static_cast<std::int32_t>(static_cast<std::uint32_t>(u));
+    case 12: return static_cast<std::uint32_t>(u);
     default: return v;
   }
 }
