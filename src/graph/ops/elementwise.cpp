@@ -87,6 +87,7 @@ double acosh_(double v) { return std::acosh(v); }
 double atanh_(double v) { return std::atanh(v); }
 double softplus_(double v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }
 double softsign_(double v) { return v / (1.0 + std::fabs(v)); }
+double mish_(double v) { return v * std::tanh(softplus_(v)); }
 I sign_i(I v) { return v > 0 ? 1 : v < 0 ? -1 : 0; }
 I neg_i(I v) { return -v; }
 I abs_i(I v) { return v < 0 ? -v : v; }
@@ -151,6 +152,20 @@ void binary_math_shape(ShapeContext& c) {
   c.need_inputs(2, 2);
   if (kSameTypes && c.in_dtype(0) != c.in_dtype(1)) c.bad("operand types differ");
   c.set(0, broadcast_shapes(c.n, c.in_shape(0), c.in_shape(1)), kCompare ? DType::I64 : c.in_dtype(0));
+}
+
+// BitwiseAnd, BitwiseOr, BitwiseXor: integers (held as int64 with their signs: exact for every type vinfer takes)
+void bitwise_shape(ShapeContext& c) {
+  c.need_inputs(2, 2);
+  if (c.in_dtype(0) != DType::I64 || c.in_dtype(1) != DType::I64) c.unsupported("runs on integers only");
+  c.set(0, broadcast_shapes(c.n, c.in_shape(0), c.in_shape(1)), DType::I64);
+}
+
+template <char kOp>
+void bitwise_reference(RefContext& c) {
+  const TensorData &a = c.arg(0), &b = c.arg(1);
+  broadcast_apply(a.i, a.shape, b.i, b.shape, c.y().i, c.y().shape,
+                  [](I u, I v) { return kOp == '&' ? u & v : kOp == '|' ? u | v : u ^ v; });
 }
 
 // Operands as doubles (int64 shape values stay exact below 2^53).
@@ -339,6 +354,10 @@ void add_elementwise_ops(std::vector<OpDef>& ops) {
       {.name = "Atanh", .shape = unary_shape<false>, .reference = unary_reference<atanh_>},
       {.name = "Softplus", .shape = unary_shape<false>, .reference = unary_reference<softplus_>},
       {.name = "Softsign", .shape = unary_shape<false>, .reference = unary_reference<softsign_>},
+      {.name = "Mish", .shape = unary_shape<false>, .reference = unary_reference<mish_>},
+      {.name = "BitwiseAnd", .shape = bitwise_shape, .reference = bitwise_reference<'&'>, .types = OpDef::Any},
+      {.name = "BitwiseOr", .shape = bitwise_shape, .reference = bitwise_reference<'|'>, .types = OpDef::Any},
+      {.name = "BitwiseXor", .shape = bitwise_shape, .reference = bitwise_reference<'^'>, .types = OpDef::Any},
       {.name = "Elu", .shape = unary_shape<false>, .reference = unary_attr_reference<elu_>},
       {.name = "Selu", .shape = unary_shape<false>, .reference = unary_attr_reference<selu_>},
       {.name = "Celu", .shape = unary_shape<false>, .reference = unary_attr_reference<celu_>},

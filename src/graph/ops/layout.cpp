@@ -362,7 +362,8 @@ void scatter_nd_shape(ShapeContext& c) {
   Shape want(idx.begin(), idx.end() - 1);
   want.insert(want.end(), x.begin() + idx.back(), x.end());
   if (upd != want || c.in_dtype(2) != c.in_dtype(0)) c.bad("updates must be " + shape_str(want) + " of the data's type");
-  if (c.n.get_string("reduction", "none") != "none") c.unsupported("reduction is not supported");
+  const std::string r = c.n.get_string("reduction", "none");
+  if (r != "none" && r != "add" && r != "mul" && r != "max" && r != "min") c.bad("reduction '" + r + "'");
   c.set(0, x, c.in_dtype(0));
 }
 
@@ -373,6 +374,7 @@ void gather_scatter_nd_reference(RefContext& c) {
   if (kScatter) y = x;
   const TensorData& from = kScatter ? c.arg(2) : x;
   const I depth = idx.shape.back(), count = numel(idx.shape) / depth;
+  const std::string reduction = c.n.get_string("reduction", "none");
   I inner = 1;
   for (std::size_t d = static_cast<std::size_t>(depth); d < x.shape.size(); ++d) inner *= x.shape[d];
   const std::vector<I> xs = bstrides(x.shape, x.shape);
@@ -387,7 +389,9 @@ void gather_scatter_nd_reference(RefContext& c) {
     }
     for (I e = 0; e < inner; ++e) {
       const auto slice = static_cast<std::size_t>(at + e), packed = static_cast<std::size_t>(u * inner + e);
-      copy_element(from, kScatter ? packed : slice, y, kScatter ? slice : packed);
+      if (!kScatter || reduction == "none") copy_element(from, kScatter ? packed : slice, y, kScatter ? slice : packed);
+      else if (y.dtype == DType::F32) y.f[slice] = scatter_combine(reduction, y.f[slice], from.f[packed]);
+      else y.i[slice] = scatter_combine(reduction, y.i[slice], from.i[packed]);
     }
   }
 }
