@@ -668,7 +668,7 @@ class PySession {
     if constexpr (std::is_same_v<T, float>) std::copy(t.f.begin(), t.f.end(), d);
     else
       for (std::size_t k = 0; k < t.i.size(); ++k) d[k] = static_cast<T>(t.i[k]);
-    return std::move(a);
+    return a;
   }
   static py::array to_numpy(const Tensor& t) {
     switch (t.type) {
