@@ -28,4 +28,11 @@ struct BackendInfo {
 
 std::vector<BackendInfo> backends();
 
+// The threads a model and the image pipeline use by default (a thread count
+// of 0): the CPUs this process may use, its affinity mask (taskset, a
+// container's cpuset) cut to its cgroup's CPU quota (docker --cpus, a
+// Kubernetes CPU limit), not the machine's core count. `why`, where given,
+// says how it was found.
+int default_threads(std::string* why = nullptr);
+
 }  // namespace vinfer

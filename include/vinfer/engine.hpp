@@ -77,7 +77,7 @@ struct TensorInfo {
 
 struct EngineOptions {
   Backend backend = Backend::Cpu;
-  int threads = 0;         // 0: one per logical core
+  int threads = 0;         // 0: the CPUs this process may use (default_threads(): affinity and cgroup quota)
   bool optimize = true;    // run the fusion passes (false: constant folding only)
   bool winograd = true;    // 3x3 convolutions may use Winograd where the backend has it (fewer
                            // multiplications; results differ from direct convolution by ~1e-6 relative)

@@ -58,7 +58,7 @@ void normalize_to_tensor(const ImageView<std::uint8_t>& rgb, const Preset& p, fl
 // no allocation per call once warm. One Preprocessor per thread.
 class Preprocessor {
  public:
-  // threads > 1 (or 0: one per core): the resize splits its rows, and on
+  // threads > 1 (or 0: one per CPU granted, default_threads()): the resize splits its rows, and on
   // large JPEGs the resize and the normalization run beside the decode,
   // row by row (same bytes; the timings then count that part as decode).
   explicit Preprocessor(Preset preset, int threads = 1);

@@ -65,7 +65,7 @@ def preprocess(src, preset="torchvision", *, size=224, fast=False, threads=0):
     "keras-caffe", "keras-torch", "keras-tf": 1xSxSx3. Identical to the
     framework's own result (docs/compat.md). fast=True lets the JPEG decoder
     shrink in the DCT domain first (faster, not identical). threads: for the
-    decode and resize of one image (0: one per core; the same result).
+    decode and resize of one image (0: one per CPU this process may use; the same result).
     """
     return _vinfer.preprocess(src, preset, size, fast, threads)
 
@@ -108,7 +108,7 @@ class Model:
     model: a built-in name (vinfer.models()) or an ONNX file. weights: for a
     built-in, torchvision's .pth / .safetensors or Keras's .h5 (without them
     the network has seeded random weights: real timings, meaningless
-    labels). threads: per inference (0: one per core). preset: the
+    labels). threads: per inference (0: one per CPU this process may use: affinity and cgroup quota). preset: the
     preprocessing of classify() (default: the network's own).
 
     instances: how many compiled copies serve calls at once. A Model may be

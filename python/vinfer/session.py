@@ -35,7 +35,7 @@ _ONNX_TYPE = {"float32": "tensor(float)", "int64": "tensor(int64)", "int32": "te
 class Session:
     """A loaded ONNX model (a path or its bytes), run by name.
 
-    threads: 0 one per core; backend "cpu" (vinfer's kernels where the graph
+    threads: 0 one per CPU this process may use; backend "cpu" (vinfer's kernels where the graph
     is one float32 input to one float32 output) or "reference" (every node on
     the reference evaluator); optimize=False skips the fusion passes.
     """

@@ -11,6 +11,7 @@
 
 #include "image/fused_prep.hpp"
 #include "util/file_io.hpp"
+#include "util/thread_pool.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
 
@@ -133,7 +134,7 @@ ResizeSpec with_threads(ResizeSpec s, int threads) {
 Preprocessor::Preprocessor(Preset p, int threads)
     : preset_(std::move(p)), resizer_(with_threads(preset_.resize, threads)), small_resizer_(with_threads(preset_.resize, 1)) {
   decode_.format = PixelFormat::RGB;
-  threads_ = threads <= 0 ? static_cast<int>(std::thread::hardware_concurrency()) : threads;
+  threads_ = threads <= 0 ? detail::hardware_threads() : threads;
   decode_.threads = threads_;
 }
 

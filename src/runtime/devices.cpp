@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "vinfer/devices.hpp"
+#include "util/cpu_grant.hpp"
 #ifdef VINFER_HAS_CUDA
 #include "cuda/cuda_backend.hpp"
 #endif
@@ -39,6 +40,12 @@ std::string isa_name(dnnl::cpu_isa isa) {
 }
 
 }  // namespace
+
+int default_threads(std::string* why) {
+  const detail::CpuGrant& g = detail::cpu_grant();
+  if (why) *why = g.why();
+  return g.cpus;
+}
 
 std::vector<BackendInfo> backends() {
   std::vector<BackendInfo> out;

@@ -17,6 +17,7 @@
 #include "graph/reference.hpp"
 #include "image/fused_prep.hpp"
 #include "util/cpu_features.hpp"
+#include "util/cpu_grant.hpp"
 #include "util/debug_env.hpp"
 #include "util/load_stats.hpp"
 #include "vinfer/engine.hpp"
@@ -138,11 +139,7 @@ void check_precision(const EngineOptions& o, const Graph& g) {
                                                 "', " + fp + ")");
 }
 
-int resolve_threads(int t) {
-  if (t > 0) return t;
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc ? static_cast<int>(hc) : 1;
-}
+int resolve_threads(int t) { return t > 0 ? t : detail::cpu_grant().cpus; }
 
 }  // namespace
 
@@ -397,6 +394,8 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   impl->info.load_ms.back().second -= tune_ms;
   impl->info.load_ms.emplace_back("tune", tune_ms);
   impl->info.peak_rss_bytes = detail::peak_rss_bytes();
+  if (options.backend == Backend::Cpu)
+    impl->info.passes.push_back("threads: " + (options.threads > 0 ? std::to_string(options.threads) + " (asked)" : detail::cpu_grant().why()));
   // Said where timings are read, so that none is taken with one set unknowingly.
   for (const std::string& v : detail::debug_env_in_effect()) impl->info.passes.push_back("debug environment: " + v);
   return Model(std::move(impl));

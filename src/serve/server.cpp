@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/protocol.hpp"
+#include "util/cpu_grant.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/labels.hpp"
 #include "vinfer/postprocess.hpp"
@@ -202,7 +203,7 @@ class Server {
       auto s = std::make_unique<Served>();
       s->spec = spec;
       EngineOptions eo = o.engine;
-      if (eo.threads <= 0) eo.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, o.instances));
+      if (eo.threads <= 0) eo.threads = std::max(1, detail::cpu_grant().cpus / std::max(1, o.instances));
       eo.batch = std::max(1, o.max_batch);
       for (int i = 0; i < std::max(1, o.instances); ++i) {
         ZooInfo zoo;

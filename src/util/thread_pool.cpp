@@ -1,5 +1,7 @@
 #include "util/thread_pool.hpp"
 
+#include "util/cpu_grant.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -136,7 +138,7 @@ class Pool {
 
 }  // namespace
 
-int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+int hardware_threads() { return cpu_grant().cpus; }
 
 void parallel_for(int n, int threads, const std::function<void(int, int)>& fn) {
   if (n <= 0) return;

@@ -9,7 +9,7 @@ namespace vinfer::detail {
 // Workers persist for the process, so a call costs a wake-up, not a spawn.
 void parallel_for(int n, int threads, const std::function<void(int, int)>& fn);
 
-// Number of hardware threads (at least 1).
+// The threads to use by default: the CPUs this process may use (cpu_grant.hpp).
 int hardware_threads();
 
 }  // namespace vinfer::detail

@@ -10,9 +10,14 @@
 #include <filesystem>
 
 #include <jpeglib.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "test_support.hpp"
 #include "util/cpu_features.hpp"
+#include "util/cpu_grant.hpp"
 #include "util/file_io.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/error.hpp"
@@ -236,3 +241,73 @@ TEST(CpuFeatures, VinferIsaCapsTheLevel) {
 }
 
 }  // namespace vinfer::test
+
+namespace vinfer::detail {
+namespace {
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(CpuGrant, CgroupV2Quota) {
+  const auto root = std::filesystem::temp_directory_path() / ("vinfer_cg2_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const std::string self = "0::/kube/pod\n";
+  EXPECT_EQ(cgroup_cpu_quota(root.string(), self), 0);  // no files: no quota
+  write_file(root / "kube/pod/cpu.max", "max 100000\n");
+  EXPECT_EQ(cgroup_cpu_quota(root.string(), self), 0);  // unlimited
+  write_file(root / "kube/cpu.max", "150000 100000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota(root.string(), self), 1.5);  // a parent's
+  write_file(root / "kube/pod/cpu.max", "50000 100000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota(root.string(), self), 0.5);  // the smallest along the path
+  write_file(root / "cpu.max", "garbage");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota(root.string(), self), 0.5);
+  write_file(root / "cpu.max", "20000 100000");  // a container's own root (its cgroup namespace: "0::/")
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota(root.string(), "0::/\n"), 0.2);
+  std::filesystem::remove_all(root);
+}
+
+TEST(CpuGrant, CgroupV1Quota) {
+  const auto root = std::filesystem::temp_directory_path() / ("vinfer_cg1_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const std::string self = "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n";
+  write_file(root / "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
+  write_file(root / "cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+  EXPECT_EQ(cgroup_cpu_quota(root.string(), self), 0);
+  write_file(root / "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "200000\n");
+  EXPECT_DOUBLE_EQ(cgroup_cpu_quota(root.string(), self), 2.0);
+  EXPECT_EQ(cgroup_cpu_quota(root.string(), "12:memory:/docker/abc\n"), 0);  // no cpu controller named
+  std::filesystem::remove_all(root);
+}
+
+TEST(CpuGrant, TheSmallerOfAffinityAndQuota) {
+  EXPECT_EQ(grant_of(8, 8, 0).cpus, 8);
+  EXPECT_EQ(grant_of(8, 3, 0).cpus, 3);
+  EXPECT_EQ(grant_of(8, 8, 1.5).cpus, 2);  // a part of a CPU is a thread's worth
+  EXPECT_EQ(grant_of(2, 2, 0.5).cpus, 1);
+  EXPECT_EQ(grant_of(2, 2, 1.0).cpus, 1);
+  EXPECT_EQ(grant_of(4, 2, 3.0).cpus, 2);
+  EXPECT_NE(grant_of(2, 2, 1.0).why().find("quota 1.00"), std::string::npos);
+}
+
+// The process restricted to one CPU (as taskset does): the grant follows.
+TEST(CpuGrant, FollowsTheAffinityMask) {
+  cpu_set_t old;
+  ASSERT_EQ(sched_getaffinity(0, sizeof old, &old), 0);
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &old)) first = c;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  const CpuGrant g = read_cpu_grant();
+  sched_setaffinity(0, sizeof old, &old);
+  EXPECT_EQ(g.affinity, 1);
+  EXPECT_EQ(g.cpus, 1);
+  EXPECT_EQ(read_cpu_grant().affinity, CPU_COUNT(&old));
+}
+
+}  // namespace
+}  // namespace vinfer::detail

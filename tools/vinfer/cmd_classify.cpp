@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "image_list.hpp"
 #include "model_args.hpp"
+#include "vinfer/devices.hpp"
 #include "vinfer/io.hpp"
 #include "vinfer/labels.hpp"
 #include "vinfer/pipeline.hpp"
@@ -149,7 +150,7 @@ struct ClassifyCmd {
     }
 
     if (streams > 1 && m.device != "cpu") throw Error(ErrorKind::InvalidArgument, "--streams runs copies on the CPU");
-    if (streams > 1 && m.threads == 0) m.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / streams);
+    if (streams > 1 && m.threads == 0) m.threads = std::max(1, default_threads() / streams);
     std::vector<Model> copies;
     for (int k = 0; k < streams; ++k) copies.push_back(m.load());
     Model& model = copies.front();

@@ -33,7 +33,7 @@ struct ModelArgs {
       return s;
     }() + ")")->required();
     app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
-    app.add_option("--threads", threads, "Threads (default: one per core)")->check(CLI::Range(0, 1024));
+    app.add_option("--threads", threads, "Threads (default: the CPUs this process may use: its affinity mask and cgroup CPU quota)")->check(CLI::Range(0, 1024));
     app.add_option("--batch", batch, "Images per forward pass (the network's batch dimension must be dynamic; default 1)")
         ->check(CLI::Range(1, 4096));
     app.add_option("--micro-batch", micro_batch,
