@@ -26,6 +26,7 @@
 
 #include "vinfer/color.hpp"
 #include "vinfer/decode.hpp"
+#include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
 #include "vinfer/error.hpp"
 #include "vinfer/labels.hpp"
@@ -314,7 +315,8 @@ class PyModel {
     if (instances < 1 || instances > 64) invalid("instances must be 1..64");
     if (batch < 1 || batch > 4096) invalid("batch must be 1..4096");
     EngineOptions opt;
-    opt.threads = threads;
+    // Several instances share the CPUs granted rather than each taking them all.
+    opt.threads = threads > 0 || instances == 1 ? threads : std::max(1, default_threads() / instances);
     opt.batch = batch;
     opt.tune = tune;
     opt.tune_cache = tune_cache;

@@ -224,3 +224,33 @@ def test_int8_calibrated_in_python(tmp_path):
 def test_unknown_precision_is_a_value_error():
     with pytest.raises(ValueError, match="precision"):
         vinfer.Model("resnet18", precision="int4")
+
+
+def runnable_threads(exclude):
+    """Threads of this process in state R (running or runnable), but `exclude`."""
+    n = 0
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == exclude:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                n += f.read().rsplit(")", 1)[1].split()[0] == "R"
+        except OSError:
+            pass  # (a thread that ended)
+    return n
+
+
+def test_no_thread_spins_while_a_model_is_idle():
+    """Between calls nothing of vinfer's runs: its pool and OpenMP's workers sleep."""
+    import time
+    m = vinfer.Model("resnet18", threads=2, tune_cache="")
+    x = np.zeros((1, 3, 224, 224), np.float32)
+    m.run(x)
+    m.classify(os.path.join(ROOT, "tests", "data", "images", "chelsea.png"))
+    time.sleep(0.5)
+    me = threading.get_native_id()
+    busy = []
+    for _ in range(20):
+        busy.append(runnable_threads(me))
+        time.sleep(0.05)
+    assert sum(busy) == 0, busy

@@ -108,8 +108,9 @@ class Model:
     model: a built-in name (vinfer.models()) or an ONNX file. weights: for a
     built-in, torchvision's .pth / .safetensors or Keras's .h5 (without them
     the network has seeded random weights: real timings, meaningless
-    labels). threads: per inference (0: one per CPU this process may use: affinity and cgroup quota). preset: the
-    preprocessing of classify() (default: the network's own).
+    labels). threads: per inference (0: the CPUs this process may use, its
+    affinity mask and cgroup CPU quota, divided among the instances).
+    preset: the preprocessing of classify() (default: the network's own).
 
     instances: how many compiled copies serve calls at once. A Model may be
     shared by Python threads: each call takes a free copy and waits while
