@@ -428,6 +428,189 @@ void lrn_reference(RefContext& c) {
       }
 }
 
+// ---- Resize (opset 11 on): nearest, linear or cubic, separably along each resized axis, in double;
+// every coordinate mode, nearest rounding, antialias, axes, keep_aspect_ratio_policy and
+// exclude_outside as ONNX defines them. scales, sizes and roi must be constants.
+void resize_from_onnx(Node& n, std::int64_t opset) {
+  if (opset < 11) throw Error(ErrorKind::Unsupported, n.label() + ": Resize before opset 11 is not supported");
+}
+
+[[noreturn]] void bad(const Node& n, const std::string& msg) { throw Error(ErrorKind::BadInput, n.label() + ": " + msg); }
+
+struct ResizePlan {
+  std::vector<std::size_t> axes;  // resized, in order
+  Shape out;
+  std::vector<double> scales;     // per dimension
+  std::vector<double> roi;        // per dimension: start, end (tf_crop_and_resize); empty: none
+};
+
+ResizePlan resize_plan(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales, const TensorData* sizes) {
+  const std::size_t r = x.size();
+  ResizePlan p;
+  for (I a : n.get_ints("axes", {})) p.axes.push_back(static_cast<std::size_t>(normalize_axis(n, a, r)));
+  if (p.axes.empty())
+    for (std::size_t d = 0; d < r; ++d) p.axes.push_back(d);
+  const std::size_t k = p.axes.size();
+  p.out = x;
+  p.scales.assign(r, 1.0);
+  const bool by_size = sizes && sizes->numel() > 0;
+  if (by_size) {
+    if (sizes->dtype != DType::I64 || sizes->numel() != static_cast<I>(k)) bad(n, "sizes must hold one int64 per resized axis");
+    const std::string policy = n.get_string("keep_aspect_ratio_policy", "stretch");
+    double keep = policy == "not_larger" ? INFINITY : -INFINITY;
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t d = p.axes[i];
+      if (sizes->i[i] < 0 || x[d] == 0) bad(n, "sizes must be non-negative, of non-empty dimensions");
+      p.scales[d] = static_cast<double>(sizes->i[i]) / static_cast<double>(x[d]);
+      p.out[d] = sizes->i[i];
+      keep = policy == "not_larger" ? std::min(keep, p.scales[d]) : std::max(keep, p.scales[d]);
+    }
+    if (policy != "stretch") {
+      if (policy != "not_larger" && policy != "not_smaller") bad(n, "keep_aspect_ratio_policy '" + policy + "'");
+      for (const std::size_t d : p.axes) {
+        p.scales[d] = keep;
+        p.out[d] = static_cast<I>(keep * static_cast<double>(x[d]) + 0.5);  // half up
+      }
+    }
+  } else {
+    if (!scales || scales->dtype != DType::F32 || scales->numel() != static_cast<I>(k))
+      bad(n, "scales must hold one float per resized axis (or sizes one int64)");
+    for (std::size_t i = 0; i < k; ++i) {
+      const double sc = scales->f[i];
+      if (!(sc > 0) || sc * static_cast<double>(x[p.axes[i]]) > 1e9) bad(n, "scales must be positive and keep the output in bounds");
+      p.scales[p.axes[i]] = sc;
+      p.out[p.axes[i]] = static_cast<I>(sc * static_cast<double>(x[p.axes[i]]));
+    }
+  }
+  if (roi && roi->numel() > 0 && n.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    if (roi->dtype != DType::F32 || roi->numel() != static_cast<I>(2 * k)) bad(n, "roi must hold a start and an end per resized axis");
+    p.roi.assign(2 * r, 0.0);
+    for (std::size_t d = 0; d < r; ++d) p.roi[2 * d + 1] = 1.0;
+    for (std::size_t i = 0; i < k; ++i) p.roi[2 * p.axes[i]] = roi->f[i], p.roi[2 * p.axes[i] + 1] = roi->f[k + i];
+  }
+  return p;
+}
+
+void resize_shape(ShapeContext& c) {
+  c.need_inputs(1, 4);
+  const std::string mode = c.n.get_string("mode", "nearest"), ct = c.n.get_string("coordinate_transformation_mode", "half_pixel");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") c.bad("mode '" + mode + "'");
+  if (ct != "half_pixel" && ct != "half_pixel_symmetric" && ct != "pytorch_half_pixel" && ct != "align_corners" && ct != "asymmetric" &&
+      ct != "tf_crop_and_resize")
+    c.bad("coordinate_transformation_mode '" + ct + "'");
+  const std::string nm = c.n.get_string("nearest_mode", "round_prefer_floor");
+  if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil") c.bad("nearest_mode '" + nm + "'");
+  if (mode == "nearest" && c.n.get_int("antialias", 0) != 0) c.bad("antialias with mode nearest");
+  const TensorData* roi = c.has_input(1) ? &c.need_const(1, "roi") : nullptr;
+  const TensorData* scales = c.has_input(2) ? &c.need_const(2, "scales") : nullptr;
+  const TensorData* sizes = c.has_input(3) ? &c.need_const(3, "sizes") : nullptr;
+  if (ct == "tf_crop_and_resize" && (!roi || roi->numel() == 0)) c.bad("tf_crop_and_resize needs a roi");
+  c.set(0, resize_plan(c.n, c.in_shape(0), roi, scales, sizes).out);
+}
+
+// One output position's taps: the coefficients at an input coordinate x_ori (ratio: its
+// distance past floor(x_ori), 1 where it is whole), by the node's mode.
+std::vector<double> resize_taps(const Node& n, double ratio, double scale) {
+  const std::string mode = n.get_string("mode", "nearest");
+  if (mode == "nearest") {
+    const std::string nm = n.get_string("nearest_mode", "round_prefer_floor");
+    if (ratio == 1.0 || nm == "ceil") return {0, 1};
+    if (nm == "floor") return {1, 0};
+    const bool up = nm == "round_prefer_ceil" ? ratio >= 0.5 : ratio > 0.5;
+    return {up ? 0.0 : 1.0, up ? 1.0 : 0.0};
+  }
+  const bool aa = n.get_int("antialias", 0) != 0;
+  const double A = n.get_float("cubic_coeff_a", -0.75f);
+  auto cubic = [A](double v) {
+    v = std::fabs(v);
+    return v <= 1 ? ((A + 2) * v - (A + 3)) * v * v + 1 : v < 2 ? ((A * v - 5 * A) * v + 8 * A) * v - 4 * A : 0.0;
+  };
+  std::vector<double> t;
+  if (!aa) {
+    if (mode == "linear") return {1 - ratio, ratio};
+    return {cubic(ratio + 1), cubic(ratio), cubic(1 - ratio), cubic(2 - ratio)};
+  }
+  const double s = std::min(scale, 1.0);
+  const bool lin = mode == "linear";
+  const I start = static_cast<I>(std::floor((lin ? -1.0 : -2.0) / s)) + 1;
+  const I count = 2 - 2 * start;
+  double sum = 0;
+  for (I i = 0; i < count; ++i) {
+    const double v = (static_cast<double>(start + i) - ratio) * s;
+    t.push_back(lin ? std::clamp(1 - std::fabs(v), 0.0, 1.0) : cubic(v));
+    sum += t.back();
+  }
+  for (double& v : t) v /= sum;
+  return t;
+}
+
+// data (shape s) resized along `axis` to `out` positions.
+std::vector<double> resize_axis(const Node& n, const std::vector<double>& data, const Shape& s, std::size_t axis, double scale,
+                                I out, const ResizePlan& p) {
+  const I W = s[axis];
+  I outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= s[d];
+  for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+  std::vector<double> res(static_cast<std::size_t>(outer * out * inner));
+  const std::string ct = n.get_string("coordinate_transformation_mode", "half_pixel");
+  const bool exclude = n.get_int("exclude_outside", 0) != 0;
+  const double width = scale * static_cast<double>(W), extrapolation = n.get_float("extrapolation_value", 0.f);
+  for (I y = 0; y < out; ++y) {
+    const double yd = static_cast<double>(y);
+    double x = (yd + 0.5) / scale - 0.5;  // half_pixel
+    bool outside = false;
+    if (ct == "align_corners") x = width == 1 ? 0.0 : yd * static_cast<double>(W - 1) / (width - 1);
+    else if (ct == "asymmetric") x = yd / scale;
+    else if (ct == "pytorch_half_pixel") x = width == 1 ? -0.5 : x;
+    else if (ct == "half_pixel_symmetric") x += static_cast<double>(W) / 2 * (1 - static_cast<double>(out) / width);
+    else if (ct == "tf_crop_and_resize") {
+      const double a = p.roi[2 * axis], b = p.roi[2 * axis + 1];
+      x = (width == 1 ? (b - a) * static_cast<double>(W - 1) / 2 : yd * (b - a) * static_cast<double>(W - 1) / (width - 1)) +
+          a * static_cast<double>(W - 1);
+      outside = x < 0 || x > static_cast<double>(W - 1);
+    }
+    const double fl = std::floor(x);
+    std::vector<double> taps = resize_taps(n, x == fl ? 1.0 : x - fl, scale);
+    const auto count = static_cast<I>(taps.size());
+    const I pad = (count + 1) / 2;
+    const double xp = x + static_cast<double>(pad), pf = std::floor(xp), frac = xp - pf;
+    const I first = static_cast<I>(pf) +
+                    (count % 2 == 0 ? (frac == 0 ? -(count / 2) : -(count / 2) + 1) : (frac <= 0.5 ? -((count - 1) / 2) : -((count - 1) / 2) + 1)) - pad;
+    if (exclude) {
+      double sum = 0;
+      for (I k = 0; k < count; ++k) {
+        if (first + k < 0 || first + k >= W) taps[static_cast<std::size_t>(k)] = 0;
+        sum += taps[static_cast<std::size_t>(k)];
+      }
+      for (double& t : taps) t /= sum == 0 ? 1.0 : sum;
+    }
+    for (I o = 0; o < outer; ++o)
+      for (I in = 0; in < inner; ++in) {
+        double acc = 0;
+        for (I k = 0; k < count; ++k) {
+          const I at = std::clamp<I>(first + k, 0, W - 1);
+          acc += taps[static_cast<std::size_t>(k)] * data[static_cast<std::size_t>((o * W + at) * inner + in)];
+        }
+        res[static_cast<std::size_t>((o * out + y) * inner + in)] = outside ? extrapolation : acc;
+      }
+  }
+  return res;
+}
+
+void resize_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  const ResizePlan p = resize_plan(c.n, x.shape, c.opt(1), c.opt(2), c.opt(3));
+  std::vector<double> cur(x.f.begin(), x.f.end());
+  Shape s = x.shape;
+  for (const std::size_t d : p.axes) {
+    const bool trivial_roi = p.roi.empty() || (std::fabs(p.roi[2 * d]) < 1e-9 && std::fabs(p.roi[2 * d + 1] - 1) < 1e-9);
+    if (std::fabs(p.scales[d] - 1) <= 1e-9 && p.out[d] == s[d] && trivial_roi) continue;
+    cur = resize_axis(c.n, cur, s, d, p.scales[d], p.out[d], p);
+    s[d] = p.out[d];
+  }
+  for (std::size_t i = 0; i < cur.size(); ++i) c.y().f[i] = static_cast<float>(cur[i]);
+}
+
 // ---- ArgMax, ArgMin (int64 indices; the first extremum, or the last with select_last_index)
 void arg_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
@@ -773,6 +956,7 @@ void add_nn_ops(std::vector<OpDef>& ops) {
       {.name = "MeanVarianceNormalization", .shape = same_shape, .reference = mvn_reference},
       {.name = "LpNormalization", .shape = lp_norm_shape, .reference = lp_norm_reference},
       {.name = "LRN", .shape = lrn_shape, .reference = lrn_reference},
+      {.name = "Resize", .shape = resize_shape, .reference = resize_reference, .from_onnx = resize_from_onnx},
       {.name = "ArgMax", .shape = arg_shape, .reference = arg_reference<true>, .types = OpDef::Any},
       {.name = "ArgMin", .shape = arg_shape, .reference = arg_reference<false>, .types = OpDef::Any},
       {.name = "NegativeLogLikelihoodLoss", .shape = loss_shape<false>, .reference = loss_reference<false>},
