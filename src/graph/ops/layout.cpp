@@ -181,6 +181,7 @@ void eye_like_shape(ShapeContext& c) {
 void eye_like_reference(RefContext& c) {
   TensorData& y = c.y();
   const I rows = y.shape[0], cols = y.shape[1], k = c.n.get_int("k", 0);
+  if (k >= cols || k <= -rows) return;  // (no diagonal inside; and r + k cannot overflow below)
   for (I r = 0; r < rows; ++r)
     if (r + k >= 0 && r + k < cols) {
       const auto at = static_cast<std::size_t>(r * cols + r + k);

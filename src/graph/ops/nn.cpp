@@ -468,6 +468,7 @@ ResizePlan resize_plan(const Node& n, const Shape& x, const TensorData* roi, con
     if (policy != "stretch") {
       if (policy != "not_larger" && policy != "not_smaller") bad(n, "keep_aspect_ratio_policy '" + policy + "'");
       for (const std::size_t d : p.axes) {
+        if (!(keep * static_cast<double>(x[d]) < 1e12)) bad(n, "sizes too large");
         p.scales[d] = keep;
         p.out[d] = static_cast<I>(keep * static_cast<double>(x[d]) + 0.5);  // half up
       }
