@@ -98,6 +98,8 @@ std::vector<std::int64_t> reshape_target(const Node& n, const Shape& in, const T
 void infer_node(Graph& g, Node& n, const GraphLimits& limits) {
   const OpDef* def = find_op(n.op);
   if (!def) throw Error(ErrorKind::Unsupported, "unsupported operator " + n.label());
+  // (Every operator's first output is required; the kernels write it.)
+  if (n.outputs.empty() || n.outputs[0] < 0) throw Error(ErrorKind::BadInput, n.label() + ": its first output is missing");
   ShapeContext c(g, n, limits);
   def->shape(c);
   // Float-only operators (their data input; parameters like pads or axes are int64).
