@@ -7,7 +7,6 @@
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -573,8 +572,7 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
     if (spans[static_cast<std::size_t>(i)].set) inits->Mutable(i)->set_raw_data(std::string(1, '\0'));
   // vinfer's own checks of the initializers come before the checks on the whole model.
   for (int i = 0; i < inits->size(); ++i) check_tensor(name, inits->Get(i), limits, spans[static_cast<std::size_t>(i)]);
-  // libonnx 1.12's shape inference divides by strides and dilations without
-  // checking them (found by fuzz_onnx): vinfer checks them first.
+  // Window attributes are divisors: checked before anything computes with them.
   for (const onnx::NodeProto& np : model.graph().node())
     for (const onnx::AttributeProto& a : np.attribute()) {
       const std::string& k = a.name();
@@ -583,10 +581,20 @@ Graph import_model(onnx::ModelProto& model, const std::string& name, const std::
       for (std::int64_t v : a.ints()) ok &= v >= 1;
       if (!ok) bad(name, "node '" + (np.name().empty() ? np.op_type() : np.name()) + "': attribute '" + k + "' must be positive");
     }
+  // Operators vinfer does not run are refused before libonnx's checker sees
+  // them (their answer is a refusal either way). libonnx's shape inference is
+  // not run at all: its functions crash on hostile input (STFT's, found by
+  // fuzz_onnx), and vinfer's own shape inference checks every node it runs.
+  for (const onnx::NodeProto& np : model.graph().node()) {
+    const bool onnx_domain = np.domain().empty() || np.domain() == "ai.onnx";
+    const std::string op = onnx_domain ? np.op_type() : np.domain() + "." + np.op_type();
+    if (detail::find_op(op) || (onnx_domain && (op == "SplitToSequence" || op == "SequenceAt"))) continue;
+    const std::string node = np.name().empty() ? (np.output_size() ? np.output(0) : op) : np.name();
+    throw Error(ErrorKind::Unsupported, name + ": operator " + op + " (node '" + node + "') is not supported by vinfer");
+  }
   try {
     if (!newer_than_libonnx) {
       onnx::checker::check_model(model);
-      onnx::shape_inference::InferShapes(model);
     }
   } catch (const std::exception& e) {
     std::string msg = e.what();
