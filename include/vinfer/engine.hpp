@@ -12,6 +12,7 @@
 // A Model is not thread-safe: use one per thread.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,6 +79,10 @@ struct TensorInfo {
 struct EngineOptions {
   Backend backend = Backend::Cpu;
   int threads = 0;         // 0: the CPUs this process may use (default_threads(): affinity and cgroup quota)
+  bool adapt_threads = true;  // Cpu, threads > 1: a run may take one thread instead, where runs on the whole
+                              // team have slowed down (another process holds a CPU, and every layer waits for
+                              // the thread it preempted) and one thread is measured faster; the team is tried
+                              // again every so often. false: every run takes them all.
   bool optimize = true;    // run the fusion passes (false: constant folding only)
   bool winograd = true;    // 3x3 convolutions may use Winograd where the backend has it (fewer
                            // multiplications; results differ from direct convolution by ~1e-6 relative)
@@ -228,6 +233,8 @@ class Model {
   // Recompiles for another thread count; needs the graph's weights (keep_constants).
   void set_threads(int threads);
   int threads() const;
+  // Runs so far on all threads() and on one thread (EngineOptions::adapt_threads).
+  std::array<std::int64_t, 2> team_runs() const;
   // With EngineOptions::record_ranges: the ranges seen by every run so far,
   // and the weights' scales, as a calibration file holds them
   // (vinfer/calibration.hpp). Throws InvalidArgument when nothing was recorded.

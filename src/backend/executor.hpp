@@ -1,5 +1,7 @@
 // Internal: what a backend gives the runtime: a compiled graph that runs one input.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +25,8 @@ class Executor {
   // runs so far, and how many runs that was.
   virtual std::vector<std::pair<int, ActivationRange>> ranges() const { return {}; }
   virtual std::int64_t runs() const { return 0; }
+  // Runs on the whole team and on one thread (EngineOptions::adapt_threads).
+  virtual std::array<std::int64_t, 2> team_runs() const { return {0, 0}; }
   // Named parts of the last run() where the backend times them (the CUDA
   // backend: upload, compute, download by CUDA events); empty otherwise.
   virtual std::vector<std::pair<std::string, double>> stage_times() { return {}; }

@@ -3,6 +3,8 @@
 #include <cfloat>
 #include <cstring>
 
+#include <omp.h>
+
 #include "cpu/cpu_op.hpp"
 #include "cpu/kernels.hpp"
 #include "util/cpu_features.hpp"
@@ -154,6 +156,74 @@ dnnl::post_ops make_post_ops(BuildContext& ctx, const Node& n, Form form, std::v
 void finish(PrimitiveOp& op, const dnnl::primitive_desc_base& pd) {
   op.scratch_md = pd.scratchpad_desc();
   op.impl = pd.impl_info_str();
+  op.pd = pd;
+}
+
+namespace {
+
+bool regions_inactive() { return omp_get_active_level() >= omp_get_max_active_levels(); }
+
+// Whether two descriptors of one operation are the same implementation with
+// the same layouts, `b` needing no more scratchpad than `a`.
+bool same_kernel(const dnnl::primitive_desc_base& a, const dnnl::primitive_desc_base& b) {
+  if (std::strcmp(a.impl_info_str(), b.impl_info_str()) != 0) return false;
+  if (b.scratchpad_desc().get_size() > a.scratchpad_desc().get_size()) return false;
+  for (const int arg : {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_SRC_2, DNNL_ARG_DST, DNNL_ARG_WEIGHTS_0, DNNL_ARG_WEIGHTS_1,
+                        DNNL_ARG_WORKSPACE, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_SCALE, DNNL_ARG_SHIFT})
+    if (a.query_md(dnnl::query::exec_arg_md, arg) != b.query_md(dnnl::query::exec_arg_md, arg)) return false;
+  return true;
+}
+
+// prim's operation made again with one thread: the first descriptor of the
+// same kernel, or an empty primitive.
+dnnl::primitive made_for_one_thread(const dnnl::primitive_desc_base& pd) {
+  const_dnnl_op_desc_t op = nullptr;
+  const_dnnl_primitive_attr_t attr = nullptr;
+  dnnl_engine_t eng = nullptr;
+  if (dnnl_primitive_desc_query(pd.get(), dnnl_query_op_d, 0, &op) != dnnl_success || !op ||
+      dnnl_primitive_desc_get_attr(pd.get(), &attr) != dnnl_success ||
+      dnnl_primitive_desc_query(pd.get(), dnnl_query_engine, 0, &eng) != dnnl_success)
+    return {};
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);  // oneDNN sizes a kernel's split for the threads it finds at creation
+  dnnl::primitive made;
+  dnnl_primitive_desc_iterator_t it = nullptr;
+  if (dnnl_primitive_desc_iterator_create(&it, op, attr, eng, nullptr) == dnnl_success) {
+    do {
+      const dnnl::primitive_desc_base candidate(dnnl_primitive_desc_iterator_fetch(it));
+      if (candidate && same_kernel(pd, candidate)) {
+        made = dnnl::primitive(candidate.get());
+        break;
+      }
+    } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+  }
+  omp_set_num_threads(threads);
+  return made;
+}
+
+}  // namespace
+
+bool PrimitiveOp::can_run_alone() {
+  if (alone_state_ != 0) return alone_state_ > 0;
+  // Reorders, concatenations and sums split their work as they run.
+  const dnnl::primitive::kind k = pd.get_kind();
+  if (k == dnnl::primitive::kind::reorder || k == dnnl::primitive::kind::concat || k == dnnl::primitive::kind::sum) {
+    alone_state_ = 1;
+    return true;
+  }
+  alone_ = made_for_one_thread(pd);
+  alone_state_ = alone_ ? 1 : -1;
+  return alone_state_ > 0;
+}
+
+void PrimitiveOp::execute(dnnl::stream& s) {
+  if (!regions_inactive() || !can_run_alone()) return prim.execute(s, args);
+  // Kernels that size their split as they run (oneDNN's GEMM) must find one thread too.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  (alone_ ? alone_ : prim).execute(s, args);
+  omp_set_num_threads(threads);
 }
 
 std::vector<ByteSpan> CpuOp::weights() const {

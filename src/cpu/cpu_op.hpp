@@ -76,13 +76,28 @@ class CpuOp {
   // Gives every activation argument its place in the arena.
   virtual void bind(const dnnl::engine& eng, const std::function<void*(int buffer)>& address, void* scratch);
   virtual void execute(dnnl::stream& s) = 0;
+  // Whether execute() gives the same answer when parallel regions are
+  // inactive (a run on one thread of the team, or a caller's own parallel
+  // region), preparing what it needs for that. vinfer's kernels split their
+  // work by the threads they find, so they do.
+  virtual bool can_run_alone() { return true; }
 };
 
 // An op that is one oneDNN primitive.
 class PrimitiveOp : public CpuOp {
  public:
   dnnl::primitive prim;
-  void execute(dnnl::stream& s) override { prim.execute(s, args); }
+  dnnl::primitive_desc_base pd;  // prim's (set by finish())
+  // Some oneDNN kernels (brgemm's matmul and convolutions) split their work
+  // for the thread count they were created with and, given one thread, do
+  // that thread's share alone: where regions are inactive they run as a
+  // twin made for one thread (same implementation and layouts).
+  void execute(dnnl::stream& s) override;
+  bool can_run_alone() override;
+
+ private:
+  dnnl::primitive alone_;
+  int alone_state_ = 0;  // 0 not tried, 1 runs alone (prim or alone_), -1 cannot
 };
 
 // What op factories may ask of the program being built.

@@ -3,6 +3,7 @@
 // layer (no reorder per layer); a conversion is inserted only where an op
 // needs the other form (the network input, Flatten before a Gemm).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -24,6 +25,7 @@
 #include "graph/activation.hpp"
 #include "backend/concat_views.hpp"
 #include "backend/memory_plan.hpp"
+#include "backend/team_policy.hpp"
 #include "vinfer/error.hpp"
 #include "util/debug_env.hpp"
 
@@ -121,7 +123,7 @@ class ImageCopyOp : public CpuOp {
 class Program final : public BuildContext, public detail::Executor {
  public:
   Program(const Graph& g, const EngineOptions& o, int threads, std::function<void(int)> done_with)
-      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), winograd_(o.winograd), compact_(o.compact_weights), tune_(o.tune),
+      : g_(g), eng_(cpu_engine()), stream_(eng_), threads_(threads), adapt_(o.adapt_threads && threads > 1), winograd_(o.winograd), compact_(o.compact_weights), tune_(o.tune),
         bf16_(o.precision == Precision::BF16), int8_(o.precision == Precision::INT8), recording_(o.record_ranges),
         calibration_(o.calibration), tune_cache_(o.tune_cache), done_with_(std::move(done_with)) {}
 
@@ -458,11 +460,36 @@ class Program final : public BuildContext, public detail::Executor {
   // Executor
   void run(const float* input, float* output) override {
     omp_set_num_threads(threads_);
+    int team = forced_team_ > 0 ? forced_team_ : adapt_ ? team_.next() : threads_;
+    if (team == 1 && threads_ > 1 && !can_run_alone()) {
+      if (forced_team_ == 1)
+        throw Error(ErrorKind::Unsupported, "VINFER_TEAM=one: a kernel of this network cannot run on one thread of its team");
+      adapt_ = false;  // never on one thread, then
+      team = threads_;
+    }
+    // One thread: every parallel region of this run inactive, oneDNN's
+    // included (its primitives split their work for the threads they find).
+    // The setting is the process's, so a model running beside this one on
+    // another thread of the caller may also run a few layers alone meanwhile.
+    const int levels = omp_get_max_active_levels();
+    if (team == 1) omp_set_max_active_levels(0);
+    const auto t0 = std::chrono::steady_clock::now();
     copy_in(input);
     for (auto& op : ops_) op->execute(stream_);
     stream_.wait();
     copy_out(output);
+    if (team == 1) omp_set_max_active_levels(levels);
+    if (adapt_ && forced_team_ == 0) team_.observe(team, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ++runs_;
+  }
+
+  std::array<std::int64_t, 2> team_runs() const override { return team_.runs(); }
+
+  // Whether every op runs alone, preparing what they need (once).
+  bool can_run_alone() {
+    if (alone_ == 0)
+      alone_ = std::all_of(ops_.begin(), ops_.end(), [](const std::unique_ptr<CpuOp>& op) { return op->can_run_alone(); }) ? 1 : -1;
+    return alone_ > 0;
   }
 
   std::vector<std::pair<int, ActivationRange>> ranges() const override {
@@ -676,6 +703,10 @@ class Program final : public BuildContext, public detail::Executor {
   dnnl::engine eng_;
   dnnl::stream stream_;
   int threads_;
+  bool adapt_;
+  int forced_team_ = detail::debug_env_is(detail::DebugVar::Team, "one") ? 1 : detail::debug_env_is(detail::DebugVar::Team, "all") ? threads_ : 0;
+  detail::TeamPolicy team_{threads_};
+  int alone_ = 0;  // can_run_alone(): 0 not asked yet
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
   bool winograd_, compact_, tune_, bf16_, int8_, recording_;

@@ -394,8 +394,12 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   impl->info.load_ms.back().second -= tune_ms;
   impl->info.load_ms.emplace_back("tune", tune_ms);
   impl->info.peak_rss_bytes = detail::peak_rss_bytes();
-  if (options.backend == Backend::Cpu)
-    impl->info.passes.push_back("threads: " + (options.threads > 0 ? std::to_string(options.threads) + " (asked)" : detail::cpu_grant().why()));
+  if (options.backend == Backend::Cpu) {
+    const int t = resolve_threads(options.threads);
+    impl->info.passes.push_back("threads: " + (options.threads > 0 ? std::to_string(t) + " (asked)" : detail::cpu_grant().why()) +
+                                (t > 1 && options.adapt_threads ? "; a run takes one instead while that is measured faster (the CPUs busy)"
+                                                                : ""));
+  }
   // Said where timings are read, so that none is taken with one set unknowingly.
   for (const std::string& v : detail::debug_env_in_effect()) impl->info.passes.push_back("debug environment: " + v);
   return Model(std::move(impl));
@@ -538,6 +542,7 @@ std::vector<LayerProfile> Model::profile(const float* input, float* output) {
 }
 std::vector<std::pair<std::string, double>> Model::last_run_stages() { return impl_->exec->stage_times(); }
 int Model::threads() const { return resolve_threads(impl_->options.threads); }
+std::array<std::int64_t, 2> Model::team_runs() const { return impl_->exec->team_runs(); }
 
 Calibration Model::calibration() const {
   const Impl& m = *impl_;

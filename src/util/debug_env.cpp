@@ -11,9 +11,9 @@ constexpr const char* kNames[] = {
     "VINFER_WINOGRAD_SPLIT", "VINFER_WINOGRAD_STRIDE2", "VINFER_CONV1X1",       "VINFER_FC",
     "VINFER_PREFETCH_WEIGHTS", "VINFER_PREFETCH_OWN",  "VINFER_PROFILE_HOT_WEIGHTS", "VINFER_TUNE_LOG",
     "VINFER_CUDA_GRAPH", "VINFER_BF16", "VINFER_AMX",   "VINFER_PNG", "VINFER_GROUP_CONV", "VINFER_WINOGRAD_INT8",
-    "VINFER_SQUEEZE_EXCITE", "VINFER_GELU", "VINFER_CONV_CHAIN",
+    "VINFER_SQUEEZE_EXCITE", "VINFER_GELU", "VINFER_CONV_CHAIN", "VINFER_TEAM",
 };
-static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(DebugVar::ConvChain) + 1);
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<int>(DebugVar::Team) + 1);
 
 }  // namespace
 

@@ -33,6 +33,7 @@ enum class DebugVar {
   SqueezeExcite,      // VINFER_SQUEEZE_EXCITE=0: squeeze-and-excite's pool and two 1x1s as three ops
   Gelu,               // VINFER_GELU=onednn: GELU after a matrix product as oneDNN's post-op, not vinfer's pass
   ConvChain,          // VINFER_CONV_CHAIN=0: an inverted residual's three convolutions as three ops, not one pass
+  Team,               // VINFER_TEAM=one|all: every CPU run on one thread / on all of them, not chosen by the times runs take
 };
 
 // The variable's value, or nullptr when unset. Read at each call (cheap, and

@@ -97,6 +97,10 @@ struct BenchCmd {
     std::printf("  p50 %.3f ms   p90 %.3f ms   min %.3f ms   mean %.3f ms   (load %.0f ms)\n", s.p50, s.p90, s.min, s.mean, load_ms);
     if (batch > 1)
       std::printf("  per image: p50 %.3f ms, %.1f images/s\n", s.p50 / static_cast<double>(batch), 1000.0 * static_cast<double>(batch) / s.p50);
+    const auto [team_runs, single_runs] = model.team_runs();
+    if (single_runs > 0)
+      std::printf("  %lld of %lld runs on one thread (the team's had slowed down: other work holds the CPUs; --fixed-threads: never)\n",
+                  static_cast<long long>(single_runs), static_cast<long long>(team_runs + single_runs));
     nlohmann::json stage_json = nlohmann::json::object();
     for (const std::string& name : stage_order) {
       const LatencySummary st = summarize(stages[name]);
@@ -105,7 +109,7 @@ struct BenchCmd {
     }
     if (!json_path.empty()) {
       nlohmann::json j{{"model", m.model},  {"mode", "forward-only"}, {"random_weights", m.zoo.random_weights},
-                       {"threads", model.threads()},
+                       {"threads", model.threads()}, {"runs_on_one_thread", single_runs},
                        {"precision", m.precision}, {"batch", batch}, {"precision", m.precision}, {"loops", ms.size()}, {"warmup", warmup},
                        {"load_ms", load_ms}, {"latency_ms", summary_json(s)}, {"per_iter_ms", ms},
                        {"device", m.device},  {"stages_ms", stage_json}, {"input", input_path.empty() ? "fixed N(0,1) noise" : input_path},

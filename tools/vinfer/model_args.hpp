@@ -18,7 +18,7 @@ struct ModelArgs {
   std::string model, weights;
   int threads = 0, batch = 1, micro_batch = 0;
   bool noted = false;  // the random-weights note, once per process
-  bool no_winograd = false, no_tune = false, allow_tf32 = false;
+  bool no_winograd = false, no_tune = false, allow_tf32 = false, fixed_threads = false;
   std::string device = "cpu", precision = "f32", calibration;
   bool record_ranges = false;  // calibrate: watch the convolutions' inputs (and keep the weights)
   bool compact_weights = false;  // EngineOptions::compact_weights; classify and info set it before add_to
@@ -34,6 +34,9 @@ struct ModelArgs {
     }() + ")")->required();
     app.add_option("--weights", weights, "Weights for a built-in model: torchvision .pth (torch.save) or .safetensors");
     app.add_option("--threads", threads, "Threads (default: the CPUs this process may use: its affinity mask and cgroup CPU quota)")->check(CLI::Range(0, 1024));
+    app.add_flag("--fixed-threads", fixed_threads,
+                 "CPU: every run on all the threads (default: a run takes one thread instead while the team's runs "
+                 "have slowed down and one thread is measured faster, as when other processes hold the CPUs)");
     app.add_option("--batch", batch, "Images per forward pass (the network's batch dimension must be dynamic; default 1)")
         ->check(CLI::Range(1, 4096));
     app.add_option("--micro-batch", micro_batch,
@@ -75,6 +78,7 @@ struct ModelArgs {
   Model load() {
     EngineOptions opt;
     opt.threads = threads;
+    opt.adapt_threads = !fixed_threads;
     opt.batch = batch;
     opt.micro_batch = micro_batch;
     opt.winograd = !no_winograd;
