@@ -40,14 +40,19 @@ void TeamPolicy::observe(int team, double ms) {
       wait_ = std::min(2 * wait_, kLongestWait);
     }
     since_ = 0;
+    since_ms_ = 0;
     return;
   }
   if (team != mode_) return;
   ++since_;
+  since_ms_ += ms;
   // Try the other size after a wait that doubles each time it lost; soon
   // when the team's runs have slowed down.
   const bool slowed = mode_ != 1 && last.size() >= 3 && recent(mode_) > kSlower * best_team_;
-  if (since_ >= (slowed ? kFirstWait : wait_)) probing_ = kProbeRuns;
+  // The wait is in runs and in time (kLongestWaitMs at the longest), so that
+  // short runs do not try a slow team more often in time than long ones.
+  if (slowed ? since_ >= kFirstWait : since_ >= wait_ && since_ms_ >= kLongestWaitMs * wait_ / kLongestWait)
+    probing_ = kProbeRuns;
 }
 
 }  // namespace vinfer::detail

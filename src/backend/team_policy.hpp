@@ -15,7 +15,7 @@ namespace vinfer::detail {
 // whichever was faster on average; it tries again after a wait that doubles
 // each time the try lost, soon when the team's runs slowed down, so that it
 // follows the load as it comes and goes. On an idle machine that costs one
-// single-thread run in kLongestWait.
+// single-thread run in kLongestWait, and in kLongestWaitMs.
 // Pure bookkeeping: no clocks, no threads (the caller times each run).
 class TeamPolicy {
  public:
@@ -30,6 +30,7 @@ class TeamPolicy {
   static constexpr int kProbeRuns = 3;    // runs of the other team size per try
   static constexpr int kFirstWait = 8;    // runs before the next try after a switch
   static constexpr int kLongestWait = 128;  // ... and at most after tries that lost
+  static constexpr double kLongestWaitMs = 2000;  // ... and in time
   static constexpr double kSlower = 1.25;  // the team "slowed down": its recent runs this much above its best
 
  private:
@@ -42,6 +43,7 @@ class TeamPolicy {
   int probing_ = 0;       // runs of the other size still to try
   int wait_ = kFirstWait;  // runs between tries
   int since_ = 0;         // runs since the last try
+  double since_ms_ = 0;   // and their time
   double best_team_ = 0;  // the whole team's fastest run
   std::array<std::vector<double>, 2> last_;  // each size's latest runs, newest last
   std::array<std::int64_t, 2> runs_{0, 0};

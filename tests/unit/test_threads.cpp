@@ -86,6 +86,15 @@ TEST(TeamPolicy, NotFasterByEnoughKeepsTheSizeInUse) {
   EXPECT_EQ(p.next(), 2);
 }
 
+TEST(TeamPolicy, ShortRunsTryTheTeamNoMoreOftenInTime) {
+  TeamPolicy p(2);
+  // 3 ms on one thread, 30 on the busy team: 15 s of runs, a try at most
+  // every kLongestWaitMs once the wait is long.
+  const std::int64_t single = drive(p, 5000, 30, 3);
+  const std::int64_t team = 5000 - single;
+  EXPECT_LE(team, static_cast<std::int64_t>(5000 * 3 / TeamPolicy::kLongestWaitMs) + 2 * TeamPolicy::kFirstWait + 6);
+}
+
 TEST(TeamPolicy, OneThreadHasNothingToChoose) {
   TeamPolicy p(1);
   EXPECT_EQ(drive(p, 100, 10, 10), 100);
