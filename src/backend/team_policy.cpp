@@ -55,4 +55,11 @@ void TeamPolicy::observe(int team, double ms) {
     probing_ = kProbeRuns;
 }
 
+void TeamPolicy::skip_try() {
+  if (!trying_team()) return;
+  probing_ = 0;  // the wait stays as it was: asking again is cheap
+  since_ = 0;
+  since_ms_ = 0;
+}
+
 }  // namespace vinfer::detail

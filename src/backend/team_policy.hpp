@@ -23,12 +23,18 @@ class TeamPolicy {
 
   int next() const { return probing_ > 0 ? other(mode_) : mode_; }  // threads for the next run
   void observe(int team, double ms);                                // how long a run on `team` threads took
+  // Whether the last observe() began a try of the team after runs on one
+  // thread. The caller may then call skip_try() where it knows that no CPU
+  // sat idle meanwhile (the team would wait for one at every barrier):
+  // a try on a machine still busy costs the runs it takes.
+  bool trying_team() const { return mode_ == 1 && probing_ == kProbeRuns; }
+  void skip_try();
 
   // Runs on each team size so far: {whole team, one thread}.
   std::array<std::int64_t, 2> runs() const { return {runs_[0], runs_[1]}; }
 
   static constexpr int kProbeRuns = 3;    // runs of the other team size per try
-  static constexpr int kFirstWait = 8;    // runs before the next try after a switch
+  static constexpr int kFirstWait = 3;    // runs before the next try after a switch
   static constexpr int kLongestWait = 128;  // ... and at most after tries that lost
   static constexpr double kLongestWaitMs = 2000;  // ... and in time
   static constexpr double kSlower = 1.25;  // the team "slowed down": its recent runs this much above its best

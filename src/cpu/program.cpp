@@ -27,6 +27,7 @@
 #include "backend/memory_plan.hpp"
 #include "backend/team_policy.hpp"
 #include "vinfer/error.hpp"
+#include "util/cpu_grant.hpp"
 #include "util/debug_env.hpp"
 
 namespace vinfer::cpu {
@@ -479,7 +480,17 @@ class Program final : public BuildContext, public detail::Executor {
     stream_.wait();
     copy_out(output);
     if (team == 1) omp_set_max_active_levels(levels);
-    if (adapt_ && forced_team_ == 0) team_.observe(team, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (adapt_ && forced_team_ == 0) {
+      team_.observe(team, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      // A try of the team is skipped where no other granted CPU sat idle
+      // since the runs on one thread began, or since the last try.
+      if (team == 1 && last_team_ != 1) idle_.idle_cpus();
+      if (team_.trying_team()) {
+        const double idle = idle_.idle_cpus();
+        if (idle >= 0 && idle < 0.5) team_.skip_try();
+      }
+      last_team_ = team;
+    }
     ++runs_;
   }
 
@@ -707,6 +718,8 @@ class Program final : public BuildContext, public detail::Executor {
   int forced_team_ = detail::debug_env_is(detail::DebugVar::Team, "one") ? 1 : detail::debug_env_is(detail::DebugVar::Team, "all") ? threads_ : 0;
   detail::TeamPolicy team_{threads_};
   int alone_ = 0;  // can_run_alone(): 0 not asked yet
+  detail::IdleMeter idle_;
+  int last_team_ = 0;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it
   std::vector<int> producers_;               // per value: the node that writes it, or -1
   bool winograd_, compact_, tune_, bf16_, int8_, recording_;

@@ -1,6 +1,7 @@
 #include "util/cpu_grant.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -127,6 +128,48 @@ CpuGrant read_cpu_grant() {
 const CpuGrant& cpu_grant() {
   static const CpuGrant g = read_cpu_grant();
   return g;
+}
+
+std::pair<std::uint64_t, std::uint64_t> IdleMeter::jiffies(const std::string& proc_stat, const std::vector<int>& cpus) {
+  std::uint64_t idle = 0, total = 0;
+  std::istringstream in(proc_stat);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !std::isdigit(static_cast<unsigned char>(line[3]))) continue;
+    std::istringstream f(line.substr(3));
+    int cpu = -1;
+    f >> cpu;
+    if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) continue;
+    std::uint64_t v = 0;
+    for (int field = 0; field < 8 && (f >> v); ++field) {  // user nice system idle iowait irq softirq steal
+      total += v;
+      if (field == 3 || field == 4) idle += v;
+    }
+  }
+  return {idle, total};
+}
+
+double IdleMeter::idle_cpus() {
+#if defined(__linux__)
+  if (cpus_.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus_.push_back(c);
+  }
+  std::ifstream f("/proc/stat");
+  if (!f) return -1;
+  std::string text, line;
+  while (std::getline(f, line) && line.rfind("cpu", 0) == 0) text += line + "\n";  // the cpu lines come first
+  const auto [idle, total] = jiffies(text, cpus_);
+  const bool known = have_ && total > total_ && idle >= idle_;
+  const double share = known ? static_cast<double>(idle - idle_) / static_cast<double>(total - total_) : 0;
+  idle_ = idle, total_ = total, have_ = true;
+  return known ? share * static_cast<double>(cpus_.size()) : -1;
+#else
+  return -1;
+#endif
 }
 
 }  // namespace vinfer::detail

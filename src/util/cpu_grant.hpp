@@ -3,7 +3,10 @@
 // CPU quota (a container's --cpus, a Kubernetes CPU limit). Threads beyond
 // that wait for one another at every barrier instead of working.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vinfer::detail {
 
@@ -28,6 +31,22 @@ CpuGrant grant_of(int logical, int affinity, double quota);
 
 // This process's, read now.
 CpuGrant read_cpu_grant();
+
+// How many of the CPUs this process may use sat idle, on average, between two
+// calls: from their idle and iowait jiffies in /proc/stat. Negative where
+// unknown (the first call, no /proc, no time passed).
+class IdleMeter {
+ public:
+  double idle_cpus();
+  // The pure part: each "cpuN ..." line of `proc_stat` whose N is in `cpus`
+  // adds to {idle + iowait, all} jiffies.
+  static std::pair<std::uint64_t, std::uint64_t> jiffies(const std::string& proc_stat, const std::vector<int>& cpus);
+
+ private:
+  std::vector<int> cpus_;
+  std::uint64_t idle_ = 0, total_ = 0;
+  bool have_ = false;
+};
 
 // This process's, read at the first call (a default thread count per model
 // or resize must not read /proc each time).

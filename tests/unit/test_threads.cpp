@@ -36,6 +36,7 @@ TEST(TeamPolicy, AnIdleMachineKeepsTheTeam) {
   const std::int64_t single = drive(p, 2000, 20, 35);
   EXPECT_GT(single, 0);
   EXPECT_LE(single, 2000 / TeamPolicy::kLongestWait + 6);
+  if (p.next() == 1) p.observe(1, 35);  // a try under way ends on its first run
   EXPECT_EQ(p.next(), 2);
 }
 
@@ -93,6 +94,27 @@ TEST(TeamPolicy, ShortRunsTryTheTeamNoMoreOftenInTime) {
   const std::int64_t single = drive(p, 5000, 30, 3);
   const std::int64_t team = 5000 - single;
   EXPECT_LE(team, static_cast<std::int64_t>(5000 * 3 / TeamPolicy::kLongestWaitMs) + 2 * TeamPolicy::kFirstWait + 6);
+}
+
+TEST(TeamPolicy, ATryOfTheTeamMayBeSkipped) {
+  TeamPolicy p(2);
+  drive(p, 20, 60, 36);
+  ASSERT_EQ(p.next(), 1);
+  // The caller knows the CPUs are still busy: every try is skipped, and the
+  // team never runs.
+  std::int64_t team = 0, tries = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int t = p.next();
+    team += t != 1;
+    p.observe(t, t == 1 ? 36 : 60);
+    if (p.trying_team()) ++tries, p.skip_try();
+  }
+  EXPECT_EQ(team, 0);
+  EXPECT_GT(tries, 2000 / TeamPolicy::kLongestWait / 2) << "asked again at least every longest wait";
+  // Skipping does not lengthen the wait: once a CPU is free, the team comes back within it.
+  int runs = 0;
+  while (p.next() == 1 && runs < 1000) p.observe(1, 36), ++runs;
+  EXPECT_LE(runs, TeamPolicy::kLongestWait + 1);
 }
 
 TEST(TeamPolicy, OneThreadHasNothingToChoose) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -307,6 +309,37 @@ TEST(CpuGrant, FollowsTheAffinityMask) {
   EXPECT_EQ(g.affinity, 1);
   EXPECT_EQ(g.cpus, 1);
   EXPECT_EQ(read_cpu_grant().affinity, CPU_COUNT(&old));
+}
+
+}  // namespace
+}  // namespace vinfer::detail
+
+namespace vinfer::detail {
+namespace {
+
+using Jiffies = std::pair<std::uint64_t, std::uint64_t>;
+
+TEST(IdleMeter, SumsTheGrantedCpusIdleAndIowait) {
+  const std::string stat =
+      "cpu  100 0 50 1000 10 0 0 0 0 0\n"
+      "cpu0 10 1 5 300 4 1 1 2 0 0\n"
+      "cpu1 90 0 45 700 6 0 0 0 0 0\n"
+      "cpu12 7 0 0 9 0 0 0 0 0 0\n"
+      "intr 1 2 3\n";
+  EXPECT_EQ(IdleMeter::jiffies(stat, {0}), Jiffies(304, 324));
+  EXPECT_EQ(IdleMeter::jiffies(stat, {0, 1}), Jiffies(1010, 1165));
+  EXPECT_EQ(IdleMeter::jiffies(stat, {1, 2}), Jiffies(706, 841));
+  EXPECT_EQ(IdleMeter::jiffies(stat, {12}), Jiffies(9, 16)) << "cpu12 is not cpu1";
+  EXPECT_EQ(IdleMeter::jiffies("", {0}), Jiffies(0, 0));
+}
+
+TEST(IdleMeter, FirstCallUnknownThenASpan) {
+  IdleMeter m;
+  EXPECT_LT(m.idle_cpus(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const double idle = m.idle_cpus();
+  EXPECT_GE(idle, 0) << "60 ms of jiffies have passed";
+  EXPECT_LE(idle, static_cast<double>(read_cpu_grant().affinity) + 1e-9);
 }
 
 }  // namespace
