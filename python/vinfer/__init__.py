@@ -109,7 +109,9 @@ class Model:
     built-in, torchvision's .pth / .safetensors or Keras's .h5 (without them
     the network has seeded random weights: real timings, meaningless
     labels). threads: per inference (0: the CPUs this process may use, its
-    affinity mask and cgroup CPU quota, divided among the instances).
+    affinity mask and cgroup CPU quota, divided among the instances); while
+    other work holds the CPUs and one thread is measured faster, a call
+    takes one (info()'s passes say so).
     preset: the preprocessing of classify() (default: the network's own).
 
     instances: how many compiled copies serve calls at once. A Model may be

@@ -56,31 +56,36 @@ class GemvOp : public CpuOp {
     for (std::int64_t k = 0; k < K; ++k)
       if (src[k] != 0.f) ks[count] = static_cast<std::int32_t>(k), xs[count++] = src[k];
     rows_read = count;
-    const int t_used = std::min(threads, omp_get_max_threads());
-#pragma omp parallel num_threads(t_used)
+    // The rows read in `threads` (the team's size) equal parts, each summed on
+    // its own: on fewer threads a thread takes several parts, and the sums
+    // are added in the same order, so the result does not depend on how many
+    // threads ran.
+    const int parts = threads;
+#pragma omp parallel num_threads(std::min(threads, omp_get_max_threads()))
     {
       const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-      // Equal shares of the rows actually read; each thread its own sums.
-      const std::int64_t i0 = count * t / nt, i1 = count * (t + 1) / nt;
-      float* acc = accs + t * ld;
-      std::fill(acc, acc + ld, 0.f);
-      // Whole vectors by the kernel; a shared tensor's last N % 16 columns here.
       const std::int64_t w_ld = shared ? N : ld, whole = shared ? N / 16 * 16 : ld;
-      rows({bf16 ? nullptr : packed_data(), w_ld, whole, ks + i0, xs + i0, i1 - i0, acc,
-            bf16 ? static_cast<const std::uint16_t*>(packed.get()) : nullptr});
-      if (whole < N)
-        for (std::int64_t i = i0; i < i1; ++i) {
-          const float* row = packed_data() + ks[i] * w_ld;
-          for (std::int64_t c = whole; c < N; ++c) acc[c] += xs[i] * row[c];
-        }
+      for (int part = t; part < parts; part += nt) {
+        const std::int64_t i0 = count * part / parts, i1 = count * (part + 1) / parts;
+        float* acc = accs + part * ld;
+        std::fill(acc, acc + ld, 0.f);
+        // Whole vectors by the kernel; a shared tensor's last N % 16 columns here.
+        rows({bf16 ? nullptr : packed_data(), w_ld, whole, ks + i0, xs + i0, i1 - i0, acc,
+              bf16 ? static_cast<const std::uint16_t*>(packed.get()) : nullptr});
+        if (whole < N)
+          for (std::int64_t i = i0; i < i1; ++i) {
+            const float* row = packed_data() + ks[i] * w_ld;
+            for (std::int64_t c = whole; c < N; ++c) acc[c] += xs[i] * row[c];
+          }
+      }
 #pragma omp barrier
-      // y = bias + the threads' sums, then the fused post-ops: columns in
+      // y = bias + the parts' sums, then the fused post-ops: columns in
       // equal shares of whole 16-float groups.
       const std::int64_t groups = ld / 16;
       const std::int64_t c0 = std::min(N, groups * t / nt * 16), c1 = std::min(N, groups * (t + 1) / nt * 16);
       for (std::int64_t c = c0; c < c1; ++c) {
         float v = bias[static_cast<std::size_t>(c)];
-        for (int u = 0; u < nt; ++u) v += accs[u * ld + c];
+        for (int u = 0; u < parts; ++u) v += accs[u * ld + c];
         dst[c] = v;
       }
       if (c1 > c0) apply_post(dst + c0, c1 - c0, post, nullptr);

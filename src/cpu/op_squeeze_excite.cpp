@@ -54,16 +54,19 @@ void SqueezeExcite::run(const float* x, std::int64_t pixels, int images, std::si
 #pragma omp parallel num_threads(std::max(1, std::min(threads, omp_get_max_threads())))
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    float* const hidden = parts + static_cast<std::size_t>(n + t) * rpad_;
-    const int k0 = c_ * t / n, k1 = c_ * (t + 1) / n;
+    // The first layer's sums in `threads` parts whoever runs them, added in
+    // one order: the same gate on any number of threads.
+    const int np = std::max(1, threads);
+    float* const hidden = parts + static_cast<std::size_t>(np + t) * rpad_;
     for (int i = 0; i < images; ++i) {
       const float* xi = x + i * x_image;
       float* si = y ? gate : s + i * s_image;
 #pragma omp for schedule(static)
       for (int b = 0; b < blocks; ++b) mean_fn(xi + static_cast<std::size_t>(b) * pixels * block_, pixels, mean + b * block_);
-      layer_fn(l1_, mean, k0, k1, 0, rpad_ / block_, false, parts + static_cast<std::size_t>(t) * rpad_);
+      for (int part = t; part < np; part += n)
+        layer_fn(l1_, mean, c_ * part / np, c_ * (part + 1) / np, 0, rpad_ / block_, false, parts + static_cast<std::size_t>(part) * rpad_);
 #pragma omp barrier
-      finish_fn(l1_, parts, n, rpad_, rpad_ / block_, hidden);
+      finish_fn(l1_, parts, np, rpad_, rpad_ / block_, hidden);
 #pragma omp for schedule(static)
       for (int g = 0; g < groups; ++g) {
         layer_fn(l2_, hidden, 0, r_, 4 * g, std::min(4 * g + 4, blocks), true, si);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "vinfer/devices.hpp"
 #include "vinfer/engine.hpp"
@@ -80,6 +81,19 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
   std::vector<float> y2(m.output_size(), NAN);
   m.run(x.data(), y2.data());
   EXPECT_EQ(y, y2);
+  // The runs a busy machine gets, on one thread of the team (VINFER_TEAM=one),
+  // give the same answer bit for bit.
+  {
+    const char* was = std::getenv("VINFER_TEAM");
+    const std::string keep = was ? was : "";
+    setenv("VINFER_TEAM", "one", 1);
+    vinfer::Model alone = vinfer::Model::load_onnx(base + ".onnx", opt);
+    if (was) setenv("VINFER_TEAM", keep.c_str(), 1);
+    else unsetenv("VINFER_TEAM");
+    std::vector<float> y1(m.output_size(), NAN);
+    alone.run(x.data(), y1.data());
+    EXPECT_EQ(y1, y) << GetParam() << ": on one thread of the team";
+  }
   // No layer on oneDNN's reference kernel (100-1000x slower than its others).
   for (const vinfer::LayerProfile& l : m.profile(x.data(), y2.data()))
     EXPECT_EQ(l.impl.rfind("ref", 0), std::string::npos) << GetParam() << ": " << l.name << " runs " << l.impl;
