@@ -60,6 +60,7 @@ using Factory = void (*)(BuildContext&, const Node&);
 const std::map<std::string, Factory>& kernel_table() {
   static const std::map<std::string, Factory> table = {
       {"Conv", build_conv},
+      {"ConvTranspose", build_conv_transpose},
       {"MaxPool", build_pool},
       {"AveragePool", build_pool},
       {"GlobalAveragePool", build_pool},

@@ -79,6 +79,59 @@ WindowParams conv_params(const Node& n, const Shape& x, const Shape& w) {
   return p;
 }
 
+TransposedWindow conv_transpose_params(const Node& n, const Shape& x, const Shape& w) {
+  if (x.size() < 3 || x.size() > 5)
+    throw Error(ErrorKind::Unsupported, n.label() + ": runs on 1 to 3 spatial dimensions, not input " + shape_str(x));
+  if (w.size() != x.size()) bad(n, "weight rank " + std::to_string(w.size()) + " does not match input rank " + std::to_string(x.size()));
+  TransposedWindow p;
+  const std::size_t s = x.size() - 2;
+  p.spatial = static_cast<int>(s);
+  p.group = n.get_int("group", 1);
+  if (p.group < 1 || x[1] % p.group != 0) bad(n, "group " + std::to_string(p.group) + " does not divide the channels");
+  if (w[0] != x[1]) bad(n, "weight " + shape_str(w) + " expects " + std::to_string(w[0]) + " input channels, input has " + std::to_string(x[1]));
+  p.kernel.assign(w.begin() + 2, w.end());
+  const std::vector<std::int64_t> ks = n.get_ints("kernel_shape");
+  if (!ks.empty() && ks != p.kernel) bad(n, "kernel_shape " + shape_str(ks) + " disagrees with weight " + shape_str(w));
+  p.strides = ints_or(n, "strides", s, 1);
+  p.dilations = ints_or(n, "dilations", s, 1);
+  p.output_padding = ints_or(n, "output_padding", s, 0);
+  const std::vector<std::int64_t> pads = ints_or(n, "pads", 2 * s, 0);
+  std::vector<std::int64_t> asked = n.get_ints("output_shape");
+  if (asked.size() == x.size()) asked.erase(asked.begin(), asked.begin() + 2);  // written with N and C
+  if (!asked.empty() && asked.size() != s) bad(n, "output_shape must have " + std::to_string(s) + " values");
+  const std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!same && auto_pad != "NOTSET" && auto_pad != "VALID") bad(n, "unknown auto_pad '" + auto_pad + "'");
+  p.pads_begin.resize(s);
+  p.pads_end.resize(s);
+  p.out.resize(s);
+  p.pads_end_effective.resize(s);
+  for (std::size_t i = 0; i < s; ++i) {
+    if (p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) bad(n, "kernel, strides and dilations must be positive");
+    if (p.output_padding[i] < 0 || (p.output_padding[i] >= p.strides[i] && p.output_padding[i] >= p.dilations[i]))
+      bad(n, "output_padding must be smaller than the stride or the dilation");
+    const std::int64_t full = p.strides[i] * (x[2 + i] - 1) + p.output_padding[i] + (p.kernel[i] - 1) * p.dilations[i] + 1;
+    if (same) {
+      // Pads derived from the size asked for (or in x stride), the odd one at the end (UPPER) or start (LOWER).
+      p.out[i] = asked.empty() ? x[2 + i] * p.strides[i] : asked[i];
+      const std::int64_t total = full - p.out[i];
+      const std::int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor
+      p.pads_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      p.pads_end[i] = total - p.pads_begin[i];
+    } else {
+      p.pads_begin[i] = auto_pad == "VALID" ? 0 : pads[i];
+      p.pads_end[i] = auto_pad == "VALID" ? 0 : pads[s + i];
+      if (p.pads_begin[i] < 0 || p.pads_end[i] < 0) bad(n, "negative pads are not supported");
+      // output_shape with explicit pads: the transposed window from pads_begin on, cut or zero-extended at the end.
+      p.out[i] = asked.empty() ? full - p.pads_begin[i] - p.pads_end[i] : asked[i];
+      if (!asked.empty()) p.pads_end[i] = full - p.pads_begin[i] - p.out[i];
+    }
+    if (p.out[i] < 1) bad(n, "output size " + std::to_string(p.out[i]) + " is not positive");
+    p.pads_end_effective[i] = p.pads_end[i];
+  }
+  return p;
+}
+
 namespace {
 bool all_equal(const std::vector<std::int64_t>& v, std::int64_t e) {
   return std::all_of(v.begin(), v.end(), [e](std::int64_t i) { return i == e; });

@@ -25,6 +25,16 @@ struct WindowParams {
 WindowParams conv_params(const Node& n, const Shape& x, const Shape& w);
 WindowParams pool_params(const Node& n, const Shape& x);
 
+// ConvTranspose: x [N, C, spatial...] (1 to 3 spatial dims), w [C, M/group,
+// kernel...]. Output sizes and pads as ONNX resolves them: from output_shape
+// or auto_pad SAME_* where given (pads then derived, and may be negative when
+// output_shape asks for more than the full transposed window), else from
+// pads and output_padding. pads_end_effective is unused.
+struct TransposedWindow : WindowParams {
+  std::vector<std::int64_t> output_padding;
+};
+TransposedWindow conv_transpose_params(const Node& n, const Shape& x, const Shape& w);
+
 // A Conv that is a per-pixel matrix product: 1x1 kernel (w: OIHW), stride 1,
 // no dilation, no padding, one group.
 bool is_pointwise(const WindowParams& p, const Shape& w);

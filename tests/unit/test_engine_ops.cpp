@@ -201,6 +201,45 @@ TEST(EngineOps, ConvVariants) {
   for (const Case& c : cases) EXPECT_LT(cpu_vs_reference(conv_graph(c.x, c.m, c.k, c.attrs, c.bias, seed++)), 1e-5) << c.what;
 }
 
+// ConvTranspose (YOLO's segmentation head, U-Nets): oneDNN's deconvolution
+// against the reference for each attribute ONNX gives it.
+TEST(EngineOps, ConvTransposeVariants) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::int64_t m;  // output channels
+    Ints k;
+    std::map<std::string, AttrValue> attrs;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {"2x2 stride 2 (YOLOv8-seg's upsampling)", {1, 32, 10, 12}, 32, {2, 2}, {{"strides", Ints{2, 2}}}, true},
+      {"3x3 stride 1, pads", {1, 8, 9, 7}, 16, {3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, false},
+      {"stride 2, output_padding", {1, 16, 6, 6}, 8, {3, 3}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}}, true},
+      {"dilation 2, asymmetric pads", {1, 8, 7, 8}, 8, {3, 3}, {{"dilations", Ints{2, 2}}, {"pads", Ints{0, 1, 2, 0}}}, true},
+      {"groups 2", {1, 16, 5, 5}, 12, {3, 3}, {{"group", std::int64_t{2}}, {"strides", Ints{2, 2}}}, true},
+      {"output_shape", {1, 8, 4, 5}, 8, {3, 3}, {{"strides", Ints{3, 2}}, {"output_shape", Ints{12, 10}}}, true},
+      {"SAME_UPPER", {1, 8, 5, 6}, 4, {3, 3}, {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}, true},
+      {"channels not a multiple of 8", {1, 5, 6, 6}, 3, {4, 4}, {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}, true},
+  };
+  unsigned seed = 40;
+  for (const Case& c : cases) {
+    Graph g;
+    const int in = g.add_input("x", c.x);
+    const std::int64_t group = c.attrs.count("group") ? std::get<std::int64_t>(c.attrs.at("group")) : 1;
+    std::vector<int> ins{in, g.add_constant("w", test::random_tensor({c.x[1], c.m / group, c.k[0], c.k[1]}, seed++))};
+    if (c.bias) ins.push_back(g.add_constant("b", test::random_tensor({c.m}, seed++)));
+    g.mark_output(g.add_node("ConvTranspose", ins, c.attrs)[0]);
+    EXPECT_LT(cpu_vs_reference(g), 1e-5) << c.what;
+    EngineOptions o;
+    o.threads = 2;
+    Model m = Model::from_graph(g, "test", o);
+    std::vector<float> x(m.input_size(), 0.5f), y(m.output_size());
+    for (const LayerProfile& l : m.profile(x.data(), y.data()))
+      EXPECT_EQ(l.impl.find("reference"), std::string::npos) << c.what << " runs " << l.impl;
+  }
+}
+
 // Every activation (graph/activation.hpp): the formula against values
 // PyTorch gives (torch.nn.functional at these points), then each standalone
 // on 4-D and 2-D tensors and fused into the convolution before it, on every

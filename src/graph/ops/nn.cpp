@@ -58,6 +58,67 @@ void conv_reference(RefContext& c) {
     }
 }
 
+// ---- ConvTranspose
+void conv_transpose_shape(ShapeContext& c) {
+  c.need_inputs(2, 3);
+  const Shape& x = c.in_shape(0);
+  const Shape& w = c.in_shape(1);
+  const TransposedWindow p = conv_transpose_params(c.n, x, w);
+  const I m = w[1] * p.group;
+  if (c.has_input(2) && c.in_shape(2) != Shape{m}) c.bad("bias must be [" + std::to_string(m) + "]");
+  Shape out{x[0], m};
+  out.insert(out.end(), p.out.begin(), p.out.end());
+  c.set(0, out);
+}
+
+// Each input pixel scatters its channels' products into the output window it
+// maps to: out = in x stride + k x dilation - pads_begin, cut to the output.
+void conv_transpose_reference(RefContext& c) {
+  const TensorData &x = c.arg(0), &w = c.arg(1);
+  const TensorData* b = c.opt(2);
+  TensorData& y = c.y();
+  const TransposedWindow p = conv_transpose_params(c.n, x.shape, w.shape);
+  const std::size_t s = p.kernel.size();
+  // Spatial sizes padded to three dimensions (1 where absent).
+  I in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < s; ++i) {
+    const std::size_t j = 3 - s + i;
+    in[j] = x.shape[2 + i], out[j] = p.out[i], k[j] = p.kernel[i], st[j] = p.strides[i], dl[j] = p.dilations[i], pb[j] = p.pads_begin[i];
+  }
+  const I N = x.shape[0], C = x.shape[1], M = y.shape[1], cg = C / p.group, mg = M / p.group;
+  const I in_px = in[0] * in[1] * in[2], out_px = out[0] * out[1] * out[2], k_px = k[0] * k[1] * k[2];
+  std::vector<double> acc(static_cast<std::size_t>(out_px));
+  for (I nn = 0; nn < N; ++nn)
+    for (I m = 0; m < M; ++m) {
+      const I g = m / mg, mo = m % mg;
+      std::fill(acc.begin(), acc.end(), b ? static_cast<double>(b->f[static_cast<std::size_t>(m)]) : 0.0);
+      for (I ci = g * cg; ci < (g + 1) * cg; ++ci) {
+        const float* xc = x.f.data() + (nn * C + ci) * in_px;
+        const float* wc = w.f.data() + (ci * mg + mo) * k_px;
+        for (I i0 = 0; i0 < in[0]; ++i0)
+          for (I i1 = 0; i1 < in[1]; ++i1)
+            for (I i2 = 0; i2 < in[2]; ++i2) {
+              const double v = xc[(i0 * in[1] + i1) * in[2] + i2];
+              for (I k0 = 0; k0 < k[0]; ++k0) {
+                const I o0 = i0 * st[0] + k0 * dl[0] - pb[0];
+                if (o0 < 0 || o0 >= out[0]) continue;
+                for (I k1 = 0; k1 < k[1]; ++k1) {
+                  const I o1 = i1 * st[1] + k1 * dl[1] - pb[1];
+                  if (o1 < 0 || o1 >= out[1]) continue;
+                  for (I k2 = 0; k2 < k[2]; ++k2) {
+                    const I o2 = i2 * st[2] + k2 * dl[2] - pb[2];
+                    if (o2 < 0 || o2 >= out[2]) continue;
+                    acc[static_cast<std::size_t>((o0 * out[1] + o1) * out[2] + o2)] += v * wc[(k0 * k[1] + k1) * k[2] + k2];
+                  }
+                }
+              }
+            }
+      }
+      float* ym = y.f.data() + (nn * M + m) * out_px;
+      for (I o = 0; o < out_px; ++o) ym[o] = static_cast<float>(acc[static_cast<std::size_t>(o)]);
+    }
+}
+
 // ---- BatchNormalization (inference form) and vinfer.ScaleShift (its folded form: y = x * scale[c] + shift[c])
 void batchnorm_shape(ShapeContext& c) {
   c.need_inputs(5, 5);
@@ -932,6 +993,7 @@ void einsum_reference(RefContext& c) {
 void add_nn_ops(std::vector<OpDef>& ops) {
   ops.insert(ops.end(), {
       {.name = "Conv", .shape = conv_shape, .reference = conv_reference, .types = OpDef::AllFloat},
+      {.name = "ConvTranspose", .shape = conv_transpose_shape, .reference = conv_transpose_reference, .types = OpDef::AllFloat},
       {.name = "BatchNormalization", .shape = batchnorm_shape, .reference = batchnorm_reference, .types = OpDef::AllFloat,
        .from_onnx = refuse_training_mode},
       {.name = "vinfer.ScaleShift", .shape = scale_shift_shape, .reference = scale_shift_reference},
