@@ -649,8 +649,10 @@ class PySession {
 
  private:
   static ElementType element_type(const std::string& name, const py::array& a) {
-    const char kind = a.dtype().kind();
-    const py::ssize_t size = a.dtype().itemsize();
+    // Read as Python attributes: pybind11 before 2.12 reads itemsize from
+    // numpy 1's struct layout, which numpy 2 changed.
+    const char kind = a.dtype().attr("kind").cast<std::string>().at(0);
+    const py::ssize_t size = a.dtype().attr("itemsize").cast<py::ssize_t>();
     if (kind == 'f' && size == 4) return ElementType::Float32;
     if (kind == 'i' && size == 8) return ElementType::Int64;
     if (kind == 'i' && size == 4) return ElementType::Int32;
