@@ -2410,6 +2410,16 @@ TEST(EngineOps, GemmMatMulSoftmax) {
   const int mx = m.add_input("x", {2, 5, 3});
   m.mark_output(m.add_node("Softmax", {mx}, {{"axis", std::int64_t{1}}})[0]);
   EXPECT_LT(cpu_vs_reference(m), 1e-6);
+  // YOLO's box distribution: 16 bins along axis 1, 4 x 300 positions after
+  // it (more than one run of the strided kernel, and a partial one), on
+  // vinfer's kernel rather than oneDNN's reference.
+  Graph d;
+  const int dx = d.add_input("x", {2, 16, 4, 300});
+  d.mark_output(d.add_node("Softmax", {d.add_node("Mul", {dx, d.add_constant("k", TensorData::f32({}, {9.f}))})[0]},
+                           {{"axis", std::int64_t{1}}})[0]);
+  ModelInfo info;
+  EXPECT_LT(cpu_vs_reference(d, &info), 1e-6);
+  EXPECT_TRUE(std::any_of(info.kernels.begin(), info.kernels.end(), [](const auto& k) { return k.second == "vinfer:softmax_strided"; }));
 }
 
 // The batch-1 fully connected kernel (gemv.hpp): each ISA's against the plain
