@@ -276,6 +276,7 @@ void build_concat(BuildContext& ctx, const Node& n);
 void build_inner_product(BuildContext& ctx, const Node& n);
 void build_softmax(BuildContext& ctx, const Node& n);
 void build_conv_transpose(BuildContext& ctx, const Node& n);
+void build_resize(BuildContext& ctx, const Node& n);
 void build_layer_norm(BuildContext& ctx, const Node& n);
 void build_scale_shift(BuildContext& ctx, const Node& n);
 // The vinfer.ScaleShift (constant scale and shift, at most a ReLU after it)

@@ -61,6 +61,7 @@ const std::map<std::string, Factory>& kernel_table() {
   static const std::map<std::string, Factory> table = {
       {"Conv", build_conv},
       {"ConvTranspose", build_conv_transpose},
+      {"Resize", build_resize},
       {"MaxPool", build_pool},
       {"AveragePool", build_pool},
       {"GlobalAveragePool", build_pool},

@@ -3,6 +3,7 @@
 // kernels and every backend agree on pads, strides and output sizes.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "vinfer/graph.hpp"
@@ -34,6 +35,17 @@ struct TransposedWindow : WindowParams {
   std::vector<std::int64_t> output_padding;
 };
 TransposedWindow conv_transpose_params(const Node& n, const Shape& x, const Shape& w);
+
+// Resize in mode nearest (any coordinate mode but tf_crop_and_resize): the
+// output shape and, per dimension, the input index each output position
+// reads, as the reference reads it (graph/ops/nn.cpp). nullopt for other
+// modes. roi, scales and sizes are the node's constant inputs (null: absent).
+struct NearestResize {
+  Shape out;
+  std::vector<std::vector<std::int64_t>> source;
+};
+std::optional<NearestResize> nearest_resize(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales,
+                                            const TensorData* sizes);
 
 // A Conv that is a per-pixel matrix product: 1x1 kernel (w: OIHW), stride 1,
 // no dilation, no padding, one group.

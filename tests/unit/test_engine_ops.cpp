@@ -240,6 +240,39 @@ TEST(EngineOps, ConvTransposeVariants) {
   }
 }
 
+// Resize in mode nearest on vinfer's gather (YOLO's 2x upsampling; every
+// coordinate mode and rounding), against the reference; linear stays there.
+TEST(EngineOps, ResizeNearestVariants) {
+  struct Case {
+    const char* what;
+    Shape x;
+    std::vector<float> scales;
+    std::map<std::string, AttrValue> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"YOLO: 2x, asymmetric, floor", {1, 8, 10, 12}, {1, 1, 2, 2},
+       {{"coordinate_transformation_mode", std::string("asymmetric")}, {"nearest_mode", std::string("floor")}}},
+      {"half_pixel, round_prefer_floor, down", {1, 3, 9, 7}, {1, 1, 0.6f, 0.5f}, {}},
+      {"align_corners, ceil, up 1.7", {2, 2, 5, 6}, {1, 1, 1.7f, 1.3f},
+       {{"coordinate_transformation_mode", std::string("align_corners")}, {"nearest_mode", std::string("ceil")}}},
+      {"pytorch_half_pixel, round_prefer_ceil, channels too", {1, 4, 6, 6}, {1, 0.5f, 3, 1},
+       {{"coordinate_transformation_mode", std::string("pytorch_half_pixel")}, {"nearest_mode", std::string("round_prefer_ceil")}}},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    const int x = g.add_input("x", c.x);
+    const int roi = g.add_constant("roi", TensorData::f32({0}, {}));
+    const int sc = g.add_constant("scales", TensorData::f32({static_cast<std::int64_t>(c.scales.size())}, c.scales));
+    auto attrs = c.attrs;
+    attrs["mode"] = std::string("nearest");
+    g.mark_output(g.add_node("Resize", {x, roi, sc}, attrs)[0]);
+    ModelInfo info;
+    EXPECT_EQ(cpu_vs_reference(g, &info), 0.0) << c.what;
+    EXPECT_TRUE(std::any_of(info.kernels.begin(), info.kernels.end(), [](const auto& k) { return k.second == "vinfer:resize_nearest"; }))
+        << c.what;
+  }
+}
+
 // Every activation (graph/activation.hpp): the formula against values
 // PyTorch gives (torch.nn.functional at these points), then each standalone
 // on 4-D and 2-D tensors and fused into the convolution before it, on every

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "graph/op_params.hpp"
 #include "graph/op_registry.hpp"
@@ -606,6 +607,48 @@ std::vector<double> resize_taps(const Node& n, double ratio, double scale) {
   return t;
 }
 
+// Where output position y of `axis` reads: the first input index of its
+// taps, their weights, and whether it lies outside the roi (tf_crop_and_resize).
+struct ResizeTaps {
+  I first = 0;
+  std::vector<double> taps;
+  bool outside = false;
+};
+
+ResizeTaps resize_position(const Node& n, I y, I W, double scale, I out, const ResizePlan& p, std::size_t axis) {
+  const std::string ct = n.get_string("coordinate_transformation_mode", "half_pixel");
+  const double width = scale * static_cast<double>(W);
+  const double yd = static_cast<double>(y);
+  double x = (yd + 0.5) / scale - 0.5;  // half_pixel
+  ResizeTaps r;
+  if (ct == "align_corners") x = width == 1 ? 0.0 : yd * static_cast<double>(W - 1) / (width - 1);
+  else if (ct == "asymmetric") x = yd / scale;
+  else if (ct == "pytorch_half_pixel") x = width == 1 ? -0.5 : x;
+  else if (ct == "half_pixel_symmetric") x += static_cast<double>(W) / 2 * (1 - static_cast<double>(out) / width);
+  else if (ct == "tf_crop_and_resize") {
+    const double a = p.roi[2 * axis], b = p.roi[2 * axis + 1];
+    x = (width == 1 ? (b - a) * static_cast<double>(W - 1) / 2 : yd * (b - a) * static_cast<double>(W - 1) / (width - 1)) +
+        a * static_cast<double>(W - 1);
+    r.outside = x < 0 || x > static_cast<double>(W - 1);
+  }
+  const double fl = std::floor(x);
+  r.taps = resize_taps(n, x == fl ? 1.0 : x - fl, scale);
+  const auto count = static_cast<I>(r.taps.size());
+  const I pad = (count + 1) / 2;
+  const double xp = x + static_cast<double>(pad), pf = std::floor(xp), frac = xp - pf;
+  r.first = static_cast<I>(pf) +
+            (count % 2 == 0 ? (frac == 0 ? -(count / 2) : -(count / 2) + 1) : (frac <= 0.5 ? -((count - 1) / 2) : -((count - 1) / 2) + 1)) - pad;
+  if (n.get_int("exclude_outside", 0) != 0) {
+    double sum = 0;
+    for (I k = 0; k < count; ++k) {
+      if (r.first + k < 0 || r.first + k >= W) r.taps[static_cast<std::size_t>(k)] = 0;
+      sum += r.taps[static_cast<std::size_t>(k)];
+    }
+    for (double& t : r.taps) t /= sum == 0 ? 1.0 : sum;
+  }
+  return r;
+}
+
 // data (shape s) resized along `axis` to `out` positions.
 std::vector<double> resize_axis(const Node& n, const std::vector<double>& data, const Shape& s, std::size_t axis, double scale,
                                 I out, const ResizePlan& p) {
@@ -614,49 +657,26 @@ std::vector<double> resize_axis(const Node& n, const std::vector<double>& data, 
   for (std::size_t d = 0; d < axis; ++d) outer *= s[d];
   for (std::size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
   std::vector<double> res(static_cast<std::size_t>(outer * out * inner));
-  const std::string ct = n.get_string("coordinate_transformation_mode", "half_pixel");
-  const bool exclude = n.get_int("exclude_outside", 0) != 0;
-  const double width = scale * static_cast<double>(W), extrapolation = n.get_float("extrapolation_value", 0.f);
+  const double extrapolation = n.get_float("extrapolation_value", 0.f);
   for (I y = 0; y < out; ++y) {
-    const double yd = static_cast<double>(y);
-    double x = (yd + 0.5) / scale - 0.5;  // half_pixel
-    bool outside = false;
-    if (ct == "align_corners") x = width == 1 ? 0.0 : yd * static_cast<double>(W - 1) / (width - 1);
-    else if (ct == "asymmetric") x = yd / scale;
-    else if (ct == "pytorch_half_pixel") x = width == 1 ? -0.5 : x;
-    else if (ct == "half_pixel_symmetric") x += static_cast<double>(W) / 2 * (1 - static_cast<double>(out) / width);
-    else if (ct == "tf_crop_and_resize") {
-      const double a = p.roi[2 * axis], b = p.roi[2 * axis + 1];
-      x = (width == 1 ? (b - a) * static_cast<double>(W - 1) / 2 : yd * (b - a) * static_cast<double>(W - 1) / (width - 1)) +
-          a * static_cast<double>(W - 1);
-      outside = x < 0 || x > static_cast<double>(W - 1);
-    }
-    const double fl = std::floor(x);
-    std::vector<double> taps = resize_taps(n, x == fl ? 1.0 : x - fl, scale);
-    const auto count = static_cast<I>(taps.size());
-    const I pad = (count + 1) / 2;
-    const double xp = x + static_cast<double>(pad), pf = std::floor(xp), frac = xp - pf;
-    const I first = static_cast<I>(pf) +
-                    (count % 2 == 0 ? (frac == 0 ? -(count / 2) : -(count / 2) + 1) : (frac <= 0.5 ? -((count - 1) / 2) : -((count - 1) / 2) + 1)) - pad;
-    if (exclude) {
-      double sum = 0;
-      for (I k = 0; k < count; ++k) {
-        if (first + k < 0 || first + k >= W) taps[static_cast<std::size_t>(k)] = 0;
-        sum += taps[static_cast<std::size_t>(k)];
-      }
-      for (double& t : taps) t /= sum == 0 ? 1.0 : sum;
-    }
+    const ResizeTaps t = resize_position(n, y, W, scale, out, p, axis);
+    const auto count = static_cast<I>(t.taps.size());
     for (I o = 0; o < outer; ++o)
       for (I in = 0; in < inner; ++in) {
         double acc = 0;
         for (I k = 0; k < count; ++k) {
-          const I at = std::clamp<I>(first + k, 0, W - 1);
-          acc += taps[static_cast<std::size_t>(k)] * data[static_cast<std::size_t>((o * W + at) * inner + in)];
+          const I at = std::clamp<I>(t.first + k, 0, W - 1);
+          acc += t.taps[static_cast<std::size_t>(k)] * data[static_cast<std::size_t>((o * W + at) * inner + in)];
         }
-        res[static_cast<std::size_t>((o * out + y) * inner + in)] = outside ? extrapolation : acc;
+        res[static_cast<std::size_t>((o * out + y) * inner + in)] = t.outside ? extrapolation : acc;
       }
   }
   return res;
+}
+
+bool resize_skips(const ResizePlan& p, const Shape& s, std::size_t d) {
+  const bool trivial_roi = p.roi.empty() || (std::fabs(p.roi[2 * d]) < 1e-9 && std::fabs(p.roi[2 * d + 1] - 1) < 1e-9);
+  return std::fabs(p.scales[d] - 1) <= 1e-9 && p.out[d] == s[d] && trivial_roi;
 }
 
 void resize_reference(RefContext& c) {
@@ -665,8 +685,7 @@ void resize_reference(RefContext& c) {
   std::vector<double> cur(x.f.begin(), x.f.end());
   Shape s = x.shape;
   for (const std::size_t d : p.axes) {
-    const bool trivial_roi = p.roi.empty() || (std::fabs(p.roi[2 * d]) < 1e-9 && std::fabs(p.roi[2 * d + 1] - 1) < 1e-9);
-    if (std::fabs(p.scales[d] - 1) <= 1e-9 && p.out[d] == s[d] && trivial_roi) continue;
+    if (resize_skips(p, s, d)) continue;
     cur = resize_axis(c.n, cur, s, d, p.scales[d], p.out[d], p);
     s[d] = p.out[d];
   }
@@ -989,6 +1008,30 @@ void einsum_reference(RefContext& c) {
 }
 
 }  // namespace
+
+std::optional<NearestResize> nearest_resize(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales,
+                                            const TensorData* sizes) {
+  if (n.get_string("mode", "nearest") != "nearest" || n.get_int("exclude_outside", 0) != 0 ||
+      n.get_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+    return std::nullopt;
+  const ResizePlan p = resize_plan(n, x, roi, scales, sizes);
+  NearestResize r;
+  r.out = p.out;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    std::vector<I>& src = r.source.emplace_back(static_cast<std::size_t>(p.out[d]));
+    const bool resized = std::find(p.axes.begin(), p.axes.end(), d) != p.axes.end() && !resize_skips(p, x, d);
+    for (I y = 0; y < p.out[d]; ++y) {
+      if (!resized) {
+        src[static_cast<std::size_t>(y)] = y;
+        continue;
+      }
+      const ResizeTaps t = resize_position(n, y, x[d], p.scales[d], p.out[d], p, d);
+      const auto k = std::find(t.taps.begin(), t.taps.end(), 1.0) - t.taps.begin();
+      src[static_cast<std::size_t>(y)] = std::clamp<I>(t.first + k, 0, x[d] - 1);
+    }
+  }
+  return r;
+}
 
 void add_nn_ops(std::vector<OpDef>& ops) {
   ops.insert(ops.end(), {
