@@ -209,9 +209,9 @@ class Model {
   const std::vector<TensorInfo>& inputs() const;
   const std::vector<TensorInfo>& outputs() const;
   // Every input, by name, in its type and compiled shape, to every output, in
-  // outputs()' order. Graphs other than one float32 input to one float32
-  // output run on the reference evaluator (exact, slow; ModelInfo::passes
-  // says so). Throws InvalidArgument for a missing, unknown or misshapen input.
+  // outputs()' order. Graphs other than one float32 input to float32
+  // outputs (through float32 values) run on the reference evaluator (exact,
+  // slow; ModelInfo::passes says so). Throws InvalidArgument for a missing, unknown or misshapen input.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs);
   // Items per run(): the input's first dimension.
   std::int64_t batch() const;

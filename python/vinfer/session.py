@@ -8,8 +8,8 @@ Inputs are NumPy arrays of float32 or of an integer type that int64 holds
 (int64, int32, int16, int8, uint32, uint16, uint8, bool), each
 of its input's declared type; outputs come back in theirs. An input with
 symbolic dimensions takes any size for them: the graph is compiled for the
-shapes it is given (the last few kept). A graph of one float32 input and one
-float32 output runs on vinfer's CPU backend; any other on the reference
+shapes it is given (the last few kept). A graph of one float32 input to
+float32 outputs runs on vinfer's CPU backend; any other on the reference
 evaluator (exact, slow: `passes` says so). What vinfer does not run is
 refused when the session is made, with an UnsupportedError naming it.
 """
@@ -36,7 +36,7 @@ class Session:
     """A loaded ONNX model (a path or its bytes), run by name.
 
     threads: 0 one per CPU this process may use; backend "cpu" (vinfer's kernels where the graph
-    is one float32 input to one float32 output) or "reference" (every node on
+    is one float32 input to float32 outputs) or "reference" (every node on
     the reference evaluator); optimize=False skips the fusion passes.
     """
 

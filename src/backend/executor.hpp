@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "vinfer/engine.hpp"
+#include "vinfer/error.hpp"
 #include "vinfer/preprocess.hpp"
 
 namespace vinfer::detail {
@@ -18,6 +19,12 @@ class Executor {
  public:
   virtual ~Executor() = default;
   virtual void run(const float* input, float* output) = 0;
+  // The graph's outputs, in order, each into its buffer (the CPU backend;
+  // elsewhere one output only).
+  virtual void run_outputs(const float* input, const std::vector<float*>& outputs) {
+    if (outputs.size() != 1) throw Error(ErrorKind::Unsupported, "this backend runs networks with one output");
+    run(input, outputs[0]);
+  }
   // Runs once, timing every kernel.
   virtual std::vector<OpProfile> profile(const float* input, float* output) = 0;
   virtual int kernels() const = 0;

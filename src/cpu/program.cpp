@@ -132,8 +132,8 @@ class Program final : public BuildContext, public detail::Executor {
 
   void build(ModelInfo& info) {
     omp_set_num_threads(threads_);  // primitives size their work for the thread count they are created with
-    if (g_.inputs.size() != 1 || g_.outputs.size() != 1)
-      throw Error(ErrorKind::Unsupported, "the CPU backend runs graphs with one input and one output (this one has " +
+    if (g_.inputs.size() != 1 || g_.outputs.empty())
+      throw Error(ErrorKind::Unsupported, "the CPU backend runs graphs with one input and outputs (this one has " +
                                               std::to_string(g_.inputs.size()) + " and " + std::to_string(g_.outputs.size()) + ")");
     const std::vector<bool> reshaped = detail::reshape_products(g_);
     views_ = detail::plan_concat_views(
@@ -179,9 +179,10 @@ class Program final : public BuildContext, public detail::Executor {
       copies_out_.clear();
       if (done_with_) report_done_weights(k);
     }
-    out_value_ = g_.outputs[0];
-    if (g_.value(out_value_).is_constant()) throw Error(ErrorKind::Unsupported, "the network output is a constant");
-    out_ref_ = input(out_value_, Form::Plain);
+    for (const int v : g_.outputs) {
+      if (g_.value(v).is_constant()) throw Error(ErrorKind::Unsupported, "the network output '" + g_.value(v).name + "' is a constant");
+      out_refs_.push_back(input(v, Form::Plain));
+    }
     info.load_ms.emplace_back("tune", tune_ms_);
     if (tuned_layers_ > 0) {
       const int saved = tune_shapes_ > 0 && !tune_cache_.empty() ? save_tune_cache(tune_cache_) : 0;
@@ -462,6 +463,15 @@ class Program final : public BuildContext, public detail::Executor {
 
   // Executor
   void run(const float* input, float* output) override {
+    if (out_refs_.size() != 1) throw Error(ErrorKind::Internal, "run: the graph has several outputs");
+    forward(input, &output);
+  }
+  void run_outputs(const float* input, const std::vector<float*>& outputs) override {
+    if (outputs.size() != out_refs_.size()) throw Error(ErrorKind::Internal, "run_outputs: not one buffer per output");
+    forward(input, outputs.data());
+  }
+
+  void forward(const float* input, float* const* outputs) {
     omp_set_num_threads(threads_);
     int team = forced_team_ > 0 ? forced_team_ : adapt_ ? team_.next() : threads_;
     if (team == 1 && threads_ > 1 && !can_run_alone()) {
@@ -480,7 +490,7 @@ class Program final : public BuildContext, public detail::Executor {
     copy_in(input);
     for (auto& op : ops_) op->execute(stream_);
     stream_.wait();
-    copy_out(output);
+    copy_out(outputs, out_refs_.size());
     if (team == 1) omp_set_max_active_levels(levels);
     if (adapt_ && forced_team_ == 0) {
       team_.observe(team, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -538,7 +548,7 @@ class Program final : public BuildContext, public detail::Executor {
       const auto t1 = std::chrono::steady_clock::now();
       prof.push_back({op->name, op->impl, std::chrono::duration<double, std::milli>(t1 - t0).count(), op->flops, op->weight_bytes_read()});
     }
-    copy_out(output);
+    copy_out(&output, 1);  // (the image API: one output)
     return prof;
   }
 
@@ -582,8 +592,9 @@ class Program final : public BuildContext, public detail::Executor {
     }
     for (const auto& [k, arg] : in_place_) ops_[k]->args.at(arg).set_data_handle(const_cast<float*>(input));
   }
-  void copy_out(float* output) {
-    if (out_ref_.md.get_size() > 0) std::memcpy(output, address(out_ref_.buffer), out_ref_.md.get_size());
+  void copy_out(float* const* outputs, std::size_t count) {
+    for (std::size_t o = 0; o < count && o < out_refs_.size(); ++o)
+      if (out_refs_[o].md.get_size() > 0) std::memcpy(outputs[o], address(out_refs_[o].buffer), out_refs_[o].md.get_size());
   }
 
   void* address(int buffer) { return static_cast<char*>(arena_.get()) + plan_.address[static_cast<std::size_t>(buffer)]; }
@@ -646,7 +657,7 @@ class Program final : public BuildContext, public detail::Executor {
       for (const auto& [arg, t] : ops_[s]->acts) touch(t.buffer, static_cast<int>(s));
       scratch = std::max(scratch, ops_[s]->scratch_md.get_size());
     }
-    touch(out_ref_.buffer, static_cast<int>(ops_.size()));
+    for (const TensorRef& o : out_refs_) touch(o.buffer, static_cast<int>(ops_.size()));
     plan_ = detail::plan_memory(bufs_);
     arena_ = aligned_block(static_cast<std::size_t>(plan_.arena_bytes));  // padded channel lanes start (and stay) zero
     scratch_ = aligned_block(scratch);
@@ -742,10 +753,11 @@ class Program final : public BuildContext, public detail::Executor {
   std::vector<std::unique_ptr<CpuOp>> ops_;
   detail::MemoryPlan plan_;
   Block arena_, scratch_;
-  int in_value_ = -1, out_value_ = -1;
+  int in_value_ = -1;
   int current_ = -1;  // the node being built
   std::set<int> written_over_;  // buffers declared by write_over
-  TensorRef in_ref_, out_ref_;
+  TensorRef in_ref_;
+  std::vector<TensorRef> out_refs_;  // the graph's outputs, in order
   std::vector<std::pair<std::size_t, int>> in_place_;  // (op, argument) that read the input where the caller holds it
 };
 

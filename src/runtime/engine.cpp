@@ -74,15 +74,13 @@ class ReferenceExecutor final : public detail::Executor {
   const Graph& g_;
 };
 
-// Whether the graph is what the CPU and CUDA backends compile: one float32
-// input to one float32 output that a kernel computes, every value computed
-// at run time float32 (their arenas hold floats).
+// Whether the graph is what the CPU backend compiles: one float32 input to
+// float32 outputs that kernels compute, every value computed at run time
+// float32 (its arena holds floats). The CUDA backend takes one output only.
 bool one_float_in_out(const Graph& g) {
-  if (g.inputs.size() != 1 || g.outputs.size() != 1) return false;
-  const Value& y = g.value(g.outputs[0]);
-  if (g.input_type(0) != ElementType::Float32 || g.output_type(0) != ElementType::Float32 || y.is_constant() ||
-      g.outputs[0] == g.inputs[0])
-    return false;
+  if (g.inputs.size() != 1 || g.outputs.empty() || g.input_type(0) != ElementType::Float32) return false;
+  for (std::size_t o = 0; o < g.outputs.size(); ++o)
+    if (g.output_type(o) != ElementType::Float32 || g.value(g.outputs[o]).is_constant() || g.outputs[o] == g.inputs[0]) return false;
   for (const Node& n : g.nodes)
     for (const int v : n.outputs)
       if (v >= 0 && !g.value(v).is_constant() && g.value(v).dtype != DType::F32) return false;
@@ -244,9 +242,10 @@ struct Model::Impl {
       for (const Node& n : graph.nodes) info.kernels.emplace_back(n.label(), "vinfer:reference");
       if (options.backend != Backend::Reference)
         info.passes.push_back("general graph (" + std::to_string(inputs.size()) + " input(s), " + std::to_string(outputs.size()) +
-                              " output(s); not one float32 input to one float32 output through float32 values alone): "
+                              " output(s); not one float32 input to float32 outputs through float32 values alone): "
                               "every node on the reference evaluator (slow)");
     } else if (options.backend == Backend::Cuda) {
+      if (graph.outputs.size() != 1) throw Error(ErrorKind::Unsupported, "the CUDA backend runs networks with one output");
 #ifdef VINFER_HAS_CUDA
       if (const Shape& in = graph.value(graph.inputs.at(0)).shape; !in.empty() && in[0] > 1)
         throw Error(ErrorKind::Unsupported, "the CUDA backend runs batch 1 (this input is " + shape_str(in) + ")");
@@ -336,7 +335,7 @@ Model Model::from_graph(Graph graph, const std::string& source, const EngineOpti
   const bool symbolic_batch = graph.inputs.size() == 1 && !graph.value(graph.inputs[0]).shape.empty() &&
                               graph.value(graph.inputs[0]).shape[0] == -1 && options.input_shapes.empty();
   Graph whole_batch_graph;  // the imported graph, for a micro-batch's compile
-  if (symbolic_batch && options.batch > 1 && options.backend == Backend::Cpu) whole_batch_graph = graph;
+  if (symbolic_batch && options.batch > 1 && options.backend == Backend::Cpu && graph.outputs.size() == 1) whole_batch_graph = graph;
   std::vector<Shape> file_shapes;  // (and the outputs' names: passes may replace their values)
   std::vector<std::string> out_names;
   for (const int v : graph.inputs) file_shapes.push_back(graph.value(v).shape);
@@ -477,9 +476,14 @@ std::vector<Tensor> Model::run(const std::map<std::string, Tensor>& feeds) {
   std::vector<TensorData> out;
   if (m.reference) {
     out = m.reference->run_all(std::move(in));
-  } else {
+  } else if (m.outputs.size() == 1) {
     out.push_back(TensorData::f32(m.out_shape, std::vector<float>(output_size())));
     run(in.at(0).f.data(), out[0].f.data());
+  } else {
+    std::vector<float*> bufs;
+    for (const TensorInfo& o : m.outputs) out.push_back(TensorData::f32(o.shape, std::vector<float>(static_cast<std::size_t>(numel(o.shape)))));
+    for (TensorData& t : out) bufs.push_back(t.f.data());
+    m.exec->run_outputs(in.at(0).f.data(), bufs);
   }
   std::vector<Tensor> res;
   for (std::size_t o = 0; o < out.size(); ++o) res.push_back(from_graph_value(m.outputs.at(o), std::move(out[o])));

@@ -134,7 +134,7 @@ def write_docs(res):
         f"{total['refused']} are refused with one line, none crashes or answers wrongly "
         f"({datetime.date.today().isoformat()}, {cpu}; the",
         "counts do not depend on the CPU). A refusal is the answer for what vinfer does not run; the lines are",
-        "in `tests/onnx_node/refused.txt`. Graphs other than one float32 input to one float32 output run on",
+        "in `tests/onnx_node/refused.txt`. Graphs other than one float32 input to float32 outputs run on",
         "the reference evaluator (exact, slow). Inputs that vinfer needs as constants (axes, target shapes,",
         "clip bounds) are bound by the backend to the values given at each run.",
         "",

@@ -89,6 +89,40 @@ TEST(GeneralApi, SeveralOutputsOfSeveralTypes) {
   EXPECT_THROW(m.run(xv.data(), y.data()), Error);
 }
 
+// One float32 input to several float32 outputs (a detector's boxes and a
+// segmenter's mask prototypes): compiled by the CPU backend, each output
+// in order as the reference computes it, one of them also read inside the
+// network; the image API refuses it.
+TEST(GeneralApi, SeveralFloatOutputsOnTheCpuBackend) {
+  Graph g;
+  const int x = g.add_input("x", {1, 8, 6, 6});
+  std::vector<float> w(16 * 8 * 9);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::sin(static_cast<float>(i)) * 0.2f;
+  const int conv = g.add_node("Conv", {x, g.add_constant("w", TensorData::f32({16, 8, 3, 3}, w))}, {{"pads", std::vector<std::int64_t>{1, 1, 1, 1}}})[0];
+  const int relu = g.add_node("Relu", {conv})[0];
+  const int pooled = g.add_node("GlobalAveragePool", {relu})[0];
+  g.mark_output(pooled);
+  g.mark_output(relu);
+  g.mark_output(g.add_node("Sigmoid", {conv})[0]);
+  std::vector<std::vector<Tensor>> out;
+  for (const Backend b : {Backend::Reference, Backend::Cpu}) {
+    EngineOptions o;
+    o.backend = b;
+    o.threads = 2;
+    Model m = Model::from_graph(g, "test", o);
+    if (b == Backend::Cpu)
+      for (const auto& [node, impl] : m.info().kernels) EXPECT_NE(impl, "vinfer:reference") << node;
+    out.push_back(m.run({{"x", f32({1, 8, 6, 6}, iota(288, -3.f))}}));
+    std::vector<float> y(m.output_size());
+    EXPECT_THROW(m.run(iota(288).data(), y.data()), Error);
+  }
+  ASSERT_EQ(out[1].size(), 3u);
+  for (std::size_t o = 0; o < 3; ++o) {
+    ASSERT_EQ(out[1][o].shape, out[0][o].shape) << o;
+    for (std::size_t i = 0; i < out[0][o].f.size(); ++i) EXPECT_NEAR(out[1][o].f[i], out[0][o].f[i], 1e-5f) << o << " " << i;
+  }
+}
+
 TEST(GeneralApi, InputsAreCheckedByName) {
   EngineOptions o;
   o.threads = 1;
