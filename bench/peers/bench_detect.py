@@ -17,23 +17,15 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 import onnxruntime as ort
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import ROOT, timed_loop  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 import vinfer  # noqa: E402
-
-
-def passes(fn, loops):
-    fn()
-    ts = []
-    for _ in range(loops):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1000)
-    return ts
 
 
 def main():
@@ -55,8 +47,8 @@ def main():
         worst = max(worst, rel)
         tv, to = [], []
         for _ in range(a.rounds):
-            tv += passes(lambda: v.run(None, {name: x}), a.loops)
-            to += passes(lambda: s.run(None, {name: x}), a.loops)
+            tv += timed_loop(lambda: v.run(None, {name: x}), a.loops, 1)
+            to += timed_loop(lambda: s.run(None, {name: x}), a.loops, 1)
         mv, mo = statistics.median(tv), statistics.median(to)
         outs = ", ".join("x".join(map(str, w.shape)) for w in want)
         print(f"| {os.path.basename(path)} | {outs} | {rel:.1e} | {mv:.1f} | {mo:.1f} | {mv / mo:.2f} |")

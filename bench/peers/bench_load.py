@@ -28,7 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ROOT, VINFER, cpu_description  # noqa: E402
+from common import ROOT, VINFER, cpu_description, timed_loop  # noqa: E402
 
 MODEL_DIR = os.path.join(ROOT, "build", "models")
 BUSY = ["sh", "-c", "while :; do :; done"]
@@ -120,13 +120,7 @@ def worker(engine, onnx, passes, out):
         fn = lambda: r.infer({0: x})  # noqa: E731
     else:
         raise SystemExit(f"unknown engine {engine}")
-    for _ in range(5):
-        fn()
-    ms = []
-    for _ in range(passes):
-        t = time.perf_counter()
-        fn()
-        ms.append((time.perf_counter() - t) * 1000)
+    ms = timed_loop(fn, passes, 5)
     with open(out, "w") as f:
         json.dump({"per_iter_ms": ms}, f)
 
