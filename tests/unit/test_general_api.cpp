@@ -123,6 +123,42 @@ TEST(GeneralApi, SeveralFloatOutputsOnTheCpuBackend) {
   }
 }
 
+// TopK (ONNX's node tests of it are opset 24): the k largest or smallest in
+// order with their int64 indices, ties to the lower index, NaN above all.
+TEST(GeneralApi, TopK) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const bool largest : {true, false}) {
+    Graph g;
+    const int x = g.add_input("x", {2, 5});
+    const int k = g.add_constant("k", TensorData::i64({1}, {3}));
+    const std::vector<int> outs = g.add_node("TopK", {x, k}, {{"axis", std::int64_t{-1}}, {"largest", std::int64_t{largest}}}, 2);
+    g.mark_output(outs[0]);
+    g.mark_output(outs[1]);
+    g.output_types = {ElementType::Float32, ElementType::Int64};
+    Model m = Model::from_graph(g, "test", {});
+    const std::vector<Tensor> out = m.run({{"x", f32({2, 5}, {3, 1, 3, 7, 0, 2, nan, -1, 2, 5})}});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].shape, (Shape{2, 3}));
+    EXPECT_EQ(out[1].type, ElementType::Int64);
+    const std::vector<std::int64_t> want_i = largest ? std::vector<std::int64_t>{3, 0, 2, 1, 4, 0} : std::vector<std::int64_t>{4, 1, 0, 2, 0, 3};
+    EXPECT_EQ(out[1].i, want_i) << (largest ? "largest" : "smallest");
+    // row 1 largest: NaN, 5, 2 (the first 2)
+    if (largest) {
+      EXPECT_TRUE(std::isnan(out[0].f[3]));
+      EXPECT_EQ(out[0].f[4], 5.f);
+      EXPECT_EQ(out[0].f[5], 2.f);
+    } else {
+      EXPECT_EQ((std::vector<float>{out[0].f[0], out[0].f[1], out[0].f[2]}), (std::vector<float>{0, 1, 3}));
+    }
+  }
+  // K beyond the axis: one line.
+  Graph g;
+  const int x = g.add_input("x", {2, 5});
+  const std::vector<int> outs = g.add_node("TopK", {x, g.add_constant("k", TensorData::i64({1}, {6}))}, {}, 2);
+  g.mark_output(outs[0]);
+  EXPECT_THROW(Model::from_graph(g, "test", {}), Error);
+}
+
 TEST(GeneralApi, InputsAreCheckedByName) {
   EngineOptions o;
   o.threads = 1;

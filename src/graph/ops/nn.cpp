@@ -692,6 +692,60 @@ void resize_reference(RefContext& c) {
   for (std::size_t i = 0; i < cur.size(); ++i) c.y().f[i] = static_cast<float>(cur[i]);
 }
 
+// ---- TopK: the k largest (or smallest) values along an axis, in order, and
+// their int64 indices; equal values keep the lower index first, NaN counts
+// above every number (as PyTorch and numpy order it). K: the input (opset
+// 10 on, a constant) or the attribute (opset 1).
+void topk_shape(ShapeContext& c) {
+  c.need_inputs(1, 2);
+  Shape x = c.in_shape(0);
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", -1), x.size()));
+  I k = c.n.get_int("k", -1);
+  if (c.has_input(1)) {
+    const TensorData& kt = c.need_const(1, "K");
+    if (kt.dtype != DType::I64 || kt.numel() != 1) c.bad("K must hold one int64");
+    k = kt.i[0];
+  }
+  if (k < 0 || k > x[axis]) c.bad("K " + std::to_string(k) + " is not in [0, " + std::to_string(x[axis]) + "]");
+  x[axis] = k;
+  c.set(0, x, c.in_dtype(0));
+  c.set(1, x, DType::I64);
+}
+
+void topk_reference(RefContext& c) {
+  const TensorData& x = c.arg(0);
+  TensorData &values = c.y(), &indices = c.out(1);
+  const auto axis = static_cast<std::size_t>(normalize_axis(c.n, c.n.get_int("axis", -1), x.shape.size()));
+  I outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (std::size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const I len = x.shape[axis], k = values.shape[axis];
+  const bool largest = c.n.get_int("largest", 1) != 0, is_float = x.dtype == DType::F32;
+  auto value = [&](std::size_t i) { return is_float ? static_cast<double>(x.f[i]) : static_cast<double>(x.i[i]); };
+  // Strictly before: the better value, NaN best when largest (worst when smallest), then the lower index.
+  auto before = [&](double a, I ia, double b, I ib) {
+    const bool na = std::isnan(a), nb = std::isnan(b);
+    if (na != nb) return largest ? na : nb;
+    if (!na && a != b) return largest ? a > b : a < b;
+    return ia < ib;
+  };
+  std::vector<I> order(static_cast<std::size_t>(len));
+  for (I o = 0; o < outer; ++o)
+    for (I in = 0; in < inner; ++in) {
+      auto at = [&](I j) { return static_cast<std::size_t>((o * len + j) * inner + in); };
+      for (I j = 0; j < len; ++j) order[static_cast<std::size_t>(j)] = j;
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](I a, I b) { return before(value(at(a)), a, value(at(b)), b); });
+      for (I j = 0; j < k; ++j) {
+        const auto to = static_cast<std::size_t>((o * k + j) * inner + in);
+        const std::size_t from = at(order[static_cast<std::size_t>(j)]);
+        if (is_float) values.f[to] = x.f[from];
+        else values.i[to] = x.i[from];
+        indices.i[to] = order[static_cast<std::size_t>(j)];
+      }
+    }
+}
+
 // ---- ArgMax, ArgMin (int64 indices; the first extremum, or the last with select_last_index)
 void arg_shape(ShapeContext& c) {
   c.need_inputs(1, 1);
@@ -1063,6 +1117,7 @@ void add_nn_ops(std::vector<OpDef>& ops) {
       {.name = "LpNormalization", .shape = lp_norm_shape, .reference = lp_norm_reference},
       {.name = "LRN", .shape = lrn_shape, .reference = lrn_reference},
       {.name = "Resize", .shape = resize_shape, .reference = resize_reference, .from_onnx = resize_from_onnx},
+      {.name = "TopK", .shape = topk_shape, .reference = topk_reference, .types = OpDef::Any},
       {.name = "ArgMax", .shape = arg_shape, .reference = arg_reference<true>, .types = OpDef::Any},
       {.name = "ArgMin", .shape = arg_shape, .reference = arg_reference<false>, .types = OpDef::Any},
       {.name = "NegativeLogLikelihoodLoss", .shape = loss_shape<false>, .reference = loss_reference<false>},
