@@ -47,6 +47,24 @@ struct NearestResize {
 std::optional<NearestResize> nearest_resize(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales,
                                             const TensorData* sizes);
 
+// Resize in any mode, as the reference computes it: one pass per resized
+// axis, in order, each output position y of it reading input positions
+// first[y] + k (clamped to the axis) with weight taps[y][k], or the
+// extrapolation value where outside[y] (tf_crop_and_resize).
+struct ResizeAxis {
+  std::size_t axis = 0;
+  std::int64_t in = 0, out = 0;
+  std::vector<std::int64_t> first;
+  std::vector<std::vector<double>> taps;
+  std::vector<char> outside;
+};
+struct SeparableResize {
+  Shape out;
+  std::vector<ResizeAxis> axes;
+  float extrapolation = 0;
+};
+SeparableResize separable_resize(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales, const TensorData* sizes);
+
 // A Conv that is a per-pixel matrix product: 1x1 kernel (w: OIHW), stride 1,
 // no dilation, no padding, one group.
 bool is_pointwise(const WindowParams& p, const Shape& w);

@@ -241,8 +241,9 @@ TEST(EngineOps, ConvTransposeVariants) {
 }
 
 // Resize in mode nearest on vinfer's gather (YOLO's 2x upsampling; every
-// coordinate mode and rounding), against the reference; linear stays there.
-TEST(EngineOps, ResizeNearestVariants) {
+// coordinate mode and rounding), the other modes on its separable passes,
+// against the reference.
+TEST(EngineOps, ResizeVariants) {
   struct Case {
     const char* what;
     Shape x;
@@ -257,19 +258,27 @@ TEST(EngineOps, ResizeNearestVariants) {
        {{"coordinate_transformation_mode", std::string("align_corners")}, {"nearest_mode", std::string("ceil")}}},
       {"pytorch_half_pixel, round_prefer_ceil, channels too", {1, 4, 6, 6}, {1, 0.5f, 3, 1},
        {{"coordinate_transformation_mode", std::string("pytorch_half_pixel")}, {"nearest_mode", std::string("round_prefer_ceil")}}},
+      {"linear, half_pixel (the segmenters' upsampling)", {1, 5, 7, 9}, {1, 1, 4.3f, 3.5f}, {{"mode", std::string("linear")}}},
+      {"linear, align_corners, down", {1, 3, 12, 10}, {1, 1, 0.5f, 0.7f},
+       {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}},
+      {"linear antialias down", {1, 2, 16, 16}, {1, 1, 0.3f, 0.45f}, {{"mode", std::string("linear")}, {"antialias", std::int64_t{1}}}},
+      {"cubic, exclude_outside", {1, 2, 6, 7}, {1, 1, 2.5f, 1.5f},
+       {{"mode", std::string("cubic")}, {"exclude_outside", std::int64_t{1}}, {"cubic_coeff_a", -0.5f}}},
   };
   for (const Case& c : cases) {
+    const bool nearest = !c.attrs.count("mode");
     Graph g;
     const int x = g.add_input("x", c.x);
     const int roi = g.add_constant("roi", TensorData::f32({0}, {}));
     const int sc = g.add_constant("scales", TensorData::f32({static_cast<std::int64_t>(c.scales.size())}, c.scales));
     auto attrs = c.attrs;
-    attrs["mode"] = std::string("nearest");
+    if (nearest) attrs["mode"] = std::string("nearest");
     g.mark_output(g.add_node("Resize", {x, roi, sc}, attrs)[0]);
     ModelInfo info;
-    EXPECT_EQ(cpu_vs_reference(g, &info), 0.0) << c.what;
-    EXPECT_TRUE(std::any_of(info.kernels.begin(), info.kernels.end(), [](const auto& k) { return k.second == "vinfer:resize_nearest"; }))
-        << c.what;
+    if (nearest) EXPECT_EQ(cpu_vs_reference(g, &info), 0.0) << c.what;
+    else EXPECT_LT(cpu_vs_reference(g, &info), 1e-6) << c.what;
+    const std::string impl = nearest ? "vinfer:resize_nearest" : "vinfer:resize_separable";
+    EXPECT_TRUE(std::any_of(info.kernels.begin(), info.kernels.end(), [&](const auto& k) { return k.second == impl; })) << c.what;
   }
 }
 

@@ -1087,6 +1087,27 @@ std::optional<NearestResize> nearest_resize(const Node& n, const Shape& x, const
   return r;
 }
 
+SeparableResize separable_resize(const Node& n, const Shape& x, const TensorData* roi, const TensorData* scales, const TensorData* sizes) {
+  const ResizePlan p = resize_plan(n, x, roi, scales, sizes);
+  SeparableResize r;
+  r.out = p.out;
+  r.extrapolation = n.get_float("extrapolation_value", 0.f);
+  Shape s = x;
+  for (const std::size_t d : p.axes) {
+    if (resize_skips(p, s, d)) continue;
+    ResizeAxis& a = r.axes.emplace_back();
+    a.axis = d, a.in = s[d], a.out = p.out[d];
+    for (I y = 0; y < a.out; ++y) {
+      ResizeTaps t = resize_position(n, y, a.in, p.scales[d], a.out, p, d);
+      a.first.push_back(t.first);
+      a.taps.push_back(std::move(t.taps));
+      a.outside.push_back(t.outside ? 1 : 0);
+    }
+    s[d] = p.out[d];
+  }
+  return r;
+}
+
 void add_nn_ops(std::vector<OpDef>& ops) {
   ops.insert(ops.end(), {
       {.name = "Conv", .shape = conv_shape, .reference = conv_reference, .types = OpDef::AllFloat},
