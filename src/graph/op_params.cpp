@@ -108,6 +108,11 @@ TransposedWindow conv_transpose_params(const Node& n, const Shape& x, const Shap
   p.pads_end_effective.resize(s);
   for (std::size_t i = 0; i < s; ++i) {
     if (p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1) bad(n, "kernel, strides and dilations must be positive");
+    // (Bounds that keep the size arithmetic below in int64.)
+    constexpr std::int64_t kMost = std::int64_t{1} << 24;
+    if (p.kernel[i] > kMost || p.strides[i] > kMost || p.dilations[i] > kMost || pads[i] < -kMost || pads[i] > kMost ||
+        pads[s + i] < -kMost || pads[s + i] > kMost || (!asked.empty() && (asked[i] < 0 || asked[i] > (std::int64_t{1} << 40))))
+      bad(n, "kernel, strides, dilations, pads or output_shape out of range");
     if (p.output_padding[i] < 0 || (p.output_padding[i] >= p.strides[i] && p.output_padding[i] >= p.dilations[i]))
       bad(n, "output_padding must be smaller than the stride or the dilation");
     const std::int64_t full = p.strides[i] * (x[2 + i] - 1) + p.output_padding[i] + (p.kernel[i] - 1) * p.dilations[i] + 1;
