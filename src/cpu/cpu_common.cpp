@@ -192,7 +192,11 @@ dnnl::primitive made_for_one_thread(const dnnl::primitive_desc_base& pd) {
     do {
       const dnnl::primitive_desc_base candidate(dnnl_primitive_desc_iterator_fetch(it));
       if (candidate && same_kernel(pd, candidate)) {
-        made = dnnl::primitive(candidate.get());
+        try {
+          made = dnnl::primitive(candidate.get());
+        } catch (const dnnl::error&) {
+          // none, then: the program keeps every run on the team
+        }
         break;
       }
     } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
@@ -206,6 +210,10 @@ dnnl::primitive made_for_one_thread(const dnnl::primitive_desc_base& pd) {
 
 bool PrimitiveOp::can_run_alone() {
   if (alone_state_ != 0) return alone_state_ > 0;
+  if (!pd) {
+    alone_state_ = -1;
+    return false;
+  }
   // Reorders, concatenations and sums split their work as they run.
   const dnnl::primitive::kind k = pd.get_kind();
   if (k == dnnl::primitive::kind::reorder || k == dnnl::primitive::kind::concat || k == dnnl::primitive::kind::sum) {
@@ -220,10 +228,12 @@ bool PrimitiveOp::can_run_alone() {
 void PrimitiveOp::execute(dnnl::stream& s) {
   if (!regions_inactive() || !can_run_alone()) return prim.execute(s, args);
   // Kernels that size their split as they run (oneDNN's GEMM) must find one thread too.
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
+  struct OneThread {
+    int threads = omp_get_max_threads();
+    OneThread() { omp_set_num_threads(1); }
+    ~OneThread() { omp_set_num_threads(threads); }
+  } one;
   (alone_ ? alone_ : prim).execute(s, args);
-  omp_set_num_threads(threads);
 }
 
 std::vector<ByteSpan> CpuOp::weights() const {

@@ -480,18 +480,23 @@ class Program final : public BuildContext, public detail::Executor {
       adapt_ = false;  // never on one thread, then
       team = threads_;
     }
-    // One thread: every parallel region of this run inactive, oneDNN's
-    // included (its primitives split their work for the threads they find).
+    // One thread: every parallel region of this run inactive (oneDNN's
+    // primitives then run their twins made for one thread: PrimitiveOp).
     // The setting is the process's, so a model running beside this one on
-    // another thread of the caller may also run a few layers alone meanwhile.
-    const int levels = omp_get_max_active_levels();
-    if (team == 1) omp_set_max_active_levels(0);
+    // another thread of the caller may also run a few layers alone meanwhile
+    // (slower, not wrong).
+    struct Alone {  // restores the setting however the run ends
+      int levels = -1;
+      ~Alone() {
+        if (levels >= 0) omp_set_max_active_levels(levels);
+      }
+    } alone;
+    if (team == 1) alone.levels = omp_get_max_active_levels(), omp_set_max_active_levels(0);
     const auto t0 = std::chrono::steady_clock::now();
     copy_in(input);
     for (auto& op : ops_) op->execute(stream_);
     stream_.wait();
     copy_out(outputs, out_refs_.size());
-    if (team == 1) omp_set_max_active_levels(levels);
     if (adapt_ && forced_team_ == 0) {
       team_.observe(team, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       // A try of the team is skipped where no other granted CPU sat idle
