@@ -230,6 +230,11 @@ class Program final : public BuildContext, public detail::Executor {
       info.passes.push_back(line);
     }
     plan(info);
+    if (forced_team_ == 1 && threads_ > 1 && !can_run_alone()) {
+      info.passes.push_back("VINFER_TEAM=one: every run stays on the team: " + alone_blocker_ +
+                            " has no single-thread form with the same layouts");
+      forced_team_ = threads_;
+    }
   }
 
   // BuildContext
@@ -475,8 +480,6 @@ class Program final : public BuildContext, public detail::Executor {
     omp_set_num_threads(threads_);
     int team = forced_team_ > 0 ? forced_team_ : adapt_ ? team_.next() : threads_;
     if (team == 1 && threads_ > 1 && !can_run_alone()) {
-      if (forced_team_ == 1)
-        throw Error(ErrorKind::Unsupported, "VINFER_TEAM=one: a kernel of this network cannot run on one thread of its team");
       adapt_ = false;  // never on one thread, then
       team = threads_;
     }
@@ -513,10 +516,14 @@ class Program final : public BuildContext, public detail::Executor {
 
   std::array<std::int64_t, 2> team_runs() const override { return team_.runs(); }
 
-  // Whether every op runs alone, preparing what they need (once).
+  // Whether every op runs alone, preparing what they need (once; the first
+  // that cannot is kept in alone_blocker_).
   bool can_run_alone() {
-    if (alone_ == 0)
-      alone_ = std::all_of(ops_.begin(), ops_.end(), [](const std::unique_ptr<CpuOp>& op) { return op->can_run_alone(); }) ? 1 : -1;
+    if (alone_ == 0) {
+      const auto it = std::find_if(ops_.begin(), ops_.end(), [](const std::unique_ptr<CpuOp>& op) { return !op->can_run_alone(); });
+      alone_ = it == ops_.end() ? 1 : -1;
+      if (it != ops_.end()) alone_blocker_ = (*it)->name + " (" + (*it)->impl + ")";
+    }
     return alone_ > 0;
   }
 
@@ -736,6 +743,7 @@ class Program final : public BuildContext, public detail::Executor {
   int forced_team_ = detail::debug_env_is(detail::DebugVar::Team, "one") ? 1 : detail::debug_env_is(detail::DebugVar::Team, "all") ? threads_ : 0;
   detail::TeamPolicy team_{threads_};
   int alone_ = 0;  // can_run_alone(): 0 not asked yet
+  std::string alone_blocker_;
   detail::IdleMeter idle_;
   int last_team_ = 0;
   std::vector<std::vector<int>> consumers_;  // per value: the nodes that read it

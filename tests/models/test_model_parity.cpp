@@ -93,6 +93,9 @@ TEST_P(ModelParity, LogitsMatchPyTorch) {
     std::vector<float> y1(m.output_size(), NAN);
     alone.run(x.data(), y1.data());
     EXPECT_EQ(y1, y) << GetParam() << ": on one thread of the team";
+    // (A kernel without a single-thread form keeps the network on its team, saying which.)
+    for (const std::string& p : alone.info().passes)
+      if (p.rfind("VINFER_TEAM=one", 0) == 0) std::printf("%s: %s\n", GetParam().c_str(), p.c_str());
   }
   // No layer on oneDNN's reference kernel (100-1000x slower than its others).
   for (const vinfer::LayerProfile& l : m.profile(x.data(), y2.data()))
