@@ -41,56 +41,90 @@ class NearestResizeOp : public CpuOp {
 };
 
 // Any other mode, one pass per resized axis as the reference makes them,
-// in float with each output's taps summed in double.
+// each output's taps summed in double: the taps flattened to a fixed count
+// per axis with their clamped input positions (zero weights pad the count).
 class SeparableResizeOp : public CpuOp {
  public:
-  SeparableResizeOp(const Shape& x, detail::SeparableResize r) : x_(x), r_(std::move(r)) {
+  SeparableResizeOp(const Shape& x, const detail::SeparableResize& r) : x_(x), extrapolation_(r.extrapolation) {
     Shape s = x_;
     std::size_t most = 0;  // the largest tensor between passes (the last writes the output)
-    for (std::size_t p = 0; p + 1 < r_.axes.size(); ++p)
-      s[r_.axes[p].axis] = r_.axes[p].out, most = std::max(most, static_cast<std::size_t>(numel(s)));
+    for (std::size_t p = 0; p < r.axes.size(); ++p) {
+      const detail::ResizeAxis& a = r.axes[p];
+      Pass& f = passes_.emplace_back();
+      f.axis = a.axis, f.in = a.in, f.out = a.out, f.outside = a.outside;
+      for (const auto& t : a.taps) f.count = std::max(f.count, static_cast<std::int64_t>(t.size()));
+      f.at.assign(static_cast<std::size_t>(a.out * f.count), 0);
+      f.w.assign(f.at.size(), 0.0);
+      for (std::int64_t q = 0; q < a.out; ++q)
+        for (std::size_t k = 0; k < a.taps[static_cast<std::size_t>(q)].size(); ++k) {
+          const auto j = static_cast<std::size_t>(q * f.count) + k;
+          f.at[j] = std::clamp<std::int64_t>(a.first[static_cast<std::size_t>(q)] + static_cast<std::int64_t>(k), 0, a.in - 1);
+          f.w[j] = a.taps[static_cast<std::size_t>(q)][k];
+        }
+      s[a.axis] = a.out;
+      if (p + 1 < r.axes.size()) most = std::max(most, static_cast<std::size_t>(numel(s)));
+    }
     buf_[0].resize(most);
-    if (r_.axes.size() > 2) buf_[1].resize(most);
+    if (r.axes.size() > 2) buf_[1].resize(most);
   }
   void execute(dnnl::stream&) override {
     const auto* x = static_cast<const float*>(args.at(DNNL_ARG_SRC).get_data_handle());
     auto* y = static_cast<float*>(args.at(DNNL_ARG_DST).get_data_handle());
     Shape s = x_;
     const float* from = x;
-    for (std::size_t p = 0; p < r_.axes.size(); ++p) {
-      const detail::ResizeAxis& a = r_.axes[p];
-      float* to = p + 1 == r_.axes.size() ? y : buf_[p % 2].data();
+    for (std::size_t p = 0; p < passes_.size(); ++p) {
+      const Pass& f = passes_[p];
+      float* to = p + 1 == passes_.size() ? y : buf_[p % 2].data();
       std::int64_t outer = 1, inner = 1;
-      for (std::size_t d = 0; d < a.axis; ++d) outer *= s[d];
-      for (std::size_t d = a.axis + 1; d < s.size(); ++d) inner *= s[d];
-#pragma omp parallel for collapse(2) schedule(static)
-      for (std::int64_t o = 0; o < outer; ++o)
-        for (std::int64_t q = 0; q < a.out; ++q) {
-          const std::vector<double>& taps = a.taps[static_cast<std::size_t>(q)];
-          const std::int64_t first = a.first[static_cast<std::size_t>(q)];
-          float* dst = to + (o * a.out + q) * inner;
-          if (a.outside[static_cast<std::size_t>(q)]) {
-            std::fill(dst, dst + inner, r_.extrapolation);
-            continue;
-          }
-          for (std::int64_t i = 0; i < inner; ++i) {
+      for (std::size_t d = 0; d < f.axis; ++d) outer *= s[d];
+      for (std::size_t d = f.axis + 1; d < s.size(); ++d) inner *= s[d];
+      if (inner == 1) {
+        // The last axis: each output reads count values of its row.
+#pragma omp parallel for schedule(static)
+        for (std::int64_t o = 0; o < outer; ++o) {
+          const float* row = from + o * f.in;
+          float* dst = to + o * f.out;
+          for (std::int64_t q = 0; q < f.out; ++q) {
             double acc = 0;
-            for (std::size_t k = 0; k < taps.size(); ++k) {
-              const std::int64_t at = std::clamp<std::int64_t>(first + static_cast<std::int64_t>(k), 0, a.in - 1);
-              acc += taps[k] * from[(o * a.in + at) * inner + i];
-            }
-            dst[i] = static_cast<float>(acc);
+            for (std::int64_t k = 0; k < f.count; ++k) acc += f.w[static_cast<std::size_t>(q * f.count + k)] * row[f.at[static_cast<std::size_t>(q * f.count + k)]];
+            dst[q] = f.outside[static_cast<std::size_t>(q)] ? extrapolation_ : static_cast<float>(acc);
           }
         }
-      s[a.axis] = a.out;
+      } else {
+        // An outer axis: each output row a weighted sum of count input rows.
+#pragma omp parallel for collapse(2) schedule(static)
+        for (std::int64_t o = 0; o < outer; ++o)
+          for (std::int64_t q = 0; q < f.out; ++q) {
+            float* dst = to + (o * f.out + q) * inner;
+            if (f.outside[static_cast<std::size_t>(q)]) {
+              std::fill(dst, dst + inner, extrapolation_);
+              continue;
+            }
+            for (std::int64_t i = 0; i < inner; ++i) {
+              double acc = 0;
+              for (std::int64_t k = 0; k < f.count; ++k)
+                acc += f.w[static_cast<std::size_t>(q * f.count + k)] * from[(o * f.in + f.at[static_cast<std::size_t>(q * f.count + k)]) * inner + i];
+              dst[i] = static_cast<float>(acc);
+            }
+          }
+      }
+      s[f.axis] = f.out;
       from = to;
     }
-    if (r_.axes.empty()) std::copy(x, x + numel(x_), y);
+    if (passes_.empty()) std::copy(x, x + numel(x_), y);
   }
 
  private:
+  struct Pass {
+    std::size_t axis = 0;
+    std::int64_t in = 0, out = 0, count = 0;
+    std::vector<std::int64_t> at;  // [out][count] clamped input positions
+    std::vector<double> w;         // [out][count] weights
+    std::vector<char> outside;
+  };
   Shape x_;
-  detail::SeparableResize r_;
+  float extrapolation_;
+  std::vector<Pass> passes_;
   std::vector<float> buf_[2];  // between passes
 };
 
@@ -115,9 +149,9 @@ void build_resize(BuildContext& ctx, const Node& n) {
     op = std::make_unique<NearestResizeOp>(xs, std::move(*r));
     op->impl = "vinfer:resize_nearest";
   } else {
-    detail::SeparableResize sr = detail::separable_resize(n, xs, roi, scales, sizes);
+    const detail::SeparableResize sr = detail::separable_resize(n, xs, roi, scales, sizes);
     if (sr.out != ys) unsupported(n, "this Resize's shapes");
-    op = std::make_unique<SeparableResizeOp>(xs, std::move(sr));
+    op = std::make_unique<SeparableResizeOp>(xs, sr);
     op->impl = "vinfer:resize_separable";
   }
   op->acts[DNNL_ARG_SRC] = ctx.input(n.inputs[0], Form::Plain);
