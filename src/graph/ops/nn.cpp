@@ -883,7 +883,9 @@ void gemm_shape(ShapeContext& c) {
   const I m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
   const I kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
   if (k != kb) c.bad("inner dimensions differ: " + shape_str(a) + " x " + shape_str(b));
-  if (c.has_input(2)) broadcast_shapes(c.n, {m, nn}, c.in_shape(2));
+  // C broadcasts to [M, N], one way: it may not widen the result.
+  if (c.has_input(2) && broadcast_shapes(c.n, {m, nn}, c.in_shape(2)) != Shape{m, nn})
+    c.bad("C " + shape_str(c.in_shape(2)) + " does not broadcast to [" + std::to_string(m) + "," + std::to_string(nn) + "]");
   c.set(0, {m, nn});
 }
 
