@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include <immintrin.h>
 #include <unistd.h>
 
 #include "util/checked.hpp"
+#include "util/cpu_relax.hpp"
 #include "vinfer/stats.hpp"
 
 namespace vinfer::cpu {
@@ -49,11 +49,7 @@ TuneResult fastest(const std::vector<TuneCandidate>& candidates, double budget_m
   return r;
 }
 
-void evict(const void* p, std::size_t bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (std::size_t i = 0; i < bytes; i += 64) _mm_clflush(c + i);
-  _mm_mfence();
-}
+void evict(const void* p, std::size_t bytes) { detail::evict_lines(p, bytes); }
 
 void touch(const void* p, std::size_t bytes) {
   const volatile char* c = static_cast<const volatile char*>(p);

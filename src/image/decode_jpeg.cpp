@@ -17,6 +17,7 @@
 #include "image/jpeg_color.hpp"
 #include "image/jpeg_scan.hpp"
 #include "util/cpu_features.hpp"
+#include "util/cpu_relax.hpp"
 #include "util/thread_pool.hpp"
 #include "vinfer/color.hpp"
 #include "util/scratch.hpp"
@@ -393,7 +394,7 @@ void consume_raw(RawPlanes& st, bool h2v2, const DecodeOptions& opt, ImageU8& ou
     const int need = std::min(H, h2v2 ? 2 * (y / 2) + 4 : y + 1);
     for (int spins = 0; st.rows.load(std::memory_order_acquire) < need; ++spins) {
       if (spins > 4096) std::this_thread::yield();
-      else __builtin_ia32_pause();
+      else cpu_relax();
     }
     if (st.failed.load()) return;
     const std::uint8_t* luma = st.plane[0].data() + static_cast<std::size_t>(y) * st.stride[0];

@@ -1,6 +1,7 @@
 #include "util/thread_pool.hpp"
 
 #include "util/cpu_grant.hpp"
+#include "util/cpu_relax.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -36,7 +37,7 @@ bool spin_until(const Done& done) {
   const auto until = std::chrono::steady_clock::now() + kSpin;
   for (int i = 0;; ++i) {
     if (done()) return true;
-    __builtin_ia32_pause();
+    cpu_relax();
     if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
   }
 }
